@@ -1,0 +1,132 @@
+"""envguard check: verify a live server's process tree against a profile."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from envguard.errors import ExitCode
+from envguard.evaluation.findings import Finding, Verdict, verdict
+from envguard.probes.observe import ProcessObservation
+from envguard.probes.target import Target
+from envguard.profile.loader import LoadedProfile
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """The result of one check: what was looked at, what was found, the verdict."""
+
+    profile: LoadedProfile
+    target: Target
+    server_pids: tuple[int, ...]
+    processes: tuple[ProcessObservation, ...]
+    findings: tuple[Finding, ...]
+
+    @property
+    def verdict(self) -> Verdict:
+        return verdict(list(self.findings))
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return {"ok": ExitCode.OK, "drift": ExitCode.DRIFT, "unverifiable": ExitCode.UNVERIFIABLE}[
+            self.verdict
+        ]
+
+
+def check(
+    profile_path: str | Path,
+    target: Target,
+    *,
+    every_match: bool = False,
+    config_root: Path | None = None,
+) -> CheckReport:
+    """Load the profile, read the target's process tree, and evaluate it.
+
+    Raises EnvguardError (exit 3) when it cannot evaluate: bad profile, no such process,
+    permission denied.
+    """
+    from envguard.evaluation.check import evaluate
+    from envguard.probes.observe import observe
+    from envguard.probes.target import resolve
+    from envguard.profile.loader import load_profile
+
+    loaded = load_profile(profile_path)
+    pids = resolve(target, every_match=every_match)
+    processes: list[ProcessObservation] = []
+    findings: list[Finding] = []
+    for pid in pids:
+        observation = observe(pid, config_root=config_root)
+        processes += observation.processes
+        findings += evaluate(loaded.profile, observation)
+    return CheckReport(loaded, target, tuple(pids), tuple(processes), tuple(findings))
+
+
+@click.command("check")
+@click.option(
+    "-p",
+    "--profile",
+    "profile_path",
+    required=True,
+    metavar="FILE",
+    help="The profile (TOML) the server must match.",
+)
+@click.option("--pid", type=int, help="The server's top process.")
+@click.option("--port", type=click.IntRange(1, 65535), help="Find the server by its TCP port.")
+@click.option("--match", "pattern", metavar="REGEX", help="Find the server by command line.")
+@click.option("--all", "every_match", is_flag=True, help="Check every server --match finds.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the verdict line.")
+@click.option(
+    "--config-root",
+    type=click.Path(file_okay=False, path_type=Path),
+    hidden=True,
+    help="Read NCCL config files under this directory instead of /proc/PID/root.",
+)
+def check_command(
+    profile_path: str,
+    pid: int | None,
+    port: int | None,
+    pattern: str | None,
+    every_match: bool,
+    as_json: bool,
+    quiet: bool,
+    config_root: Path | None,
+) -> None:
+    """Verify a live server against a profile.
+
+    Reads the environment of the server and of every worker process, the NCCL config
+    files they see, and reports every difference. Exit code: 0 ok, 1 drift,
+    3 could not evaluate (see the README's exit-code table).
+    """
+    given = [
+        name
+        for name, value in (("--pid", pid), ("--port", port), ("--match", pattern))
+        if value is not None
+    ]
+    if len(given) != 1:
+        raise click.UsageError(
+            "give exactly one of --pid, --port or --match"
+            + (f" (got {', '.join(given)})" if given else "")
+        )
+    report = check(
+        profile_path, Target(pid, port, pattern), every_match=every_match, config_root=config_root
+    )
+    if as_json:
+        from envguard.render.json import check_json
+
+        click.echo(check_json(report))
+    else:
+        from envguard.render.text import check_text
+
+        click.echo(check_text(report, quiet=quiet), color=_color())
+    raise SystemExit(report.exit_code)
+
+
+def _color() -> bool | None:
+    import os
+
+    # https://no-color.org: any non-empty NO_COLOR turns colour off; otherwise click
+    # keeps colour only on a terminal.
+    return False if os.environ.get("NO_COLOR") else None

@@ -1,0 +1,39 @@
+"""The one exception family and the published exit codes.
+
+Every user-facing failure is an `EnvguardError`; the CLI turns it into one line
+(what, where), a hint (how to fix it) and its exit code. See README "Exit codes".
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    DRIFT = 1  # drift found, or a benchmark refused
+    USAGE = 2  # click's own code for a bad command line
+    UNVERIFIABLE = 3  # could not evaluate: bad profile, no process, permission, unreadable
+
+
+class EnvguardError(Exception):
+    """A failure that is the user's to fix, told in one line plus a hint."""
+
+    exit_code: ExitCode = ExitCode.UNVERIFIABLE
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class ProfileError(EnvguardError):
+    """A profile that cannot be read, parsed or validated."""
+
+
+class TargetError(EnvguardError):
+    """The process to check cannot be found, chosen or read."""
+
+
+class AccessDenied(TargetError):
+    """The process belongs to another user and /proc refuses to show it."""

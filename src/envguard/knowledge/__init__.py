@@ -1,0 +1,1 @@
+"""What envguard knows about the world: NCCL variables, tuning namespaces, server titles."""

@@ -1,0 +1,129 @@
+"""Put the probes together: the observed state of a server's process tree.
+
+An Observation is what evaluation needs and nothing more; building it is the only I/O
+`envguard check` does (besides loading the profile).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from envguard.knowledge import nccl
+from envguard.probes.ncclconf import ConfigFile, config_files
+from envguard.probes.process import ProcessSnapshot, process_tree
+
+ENVIRON = "environ"
+
+# Where dlopen() looks for libnccl-env.so besides LD_LIBRARY_PATH (ld.so defaults and the
+# usual multiarch and CUDA image locations).
+_LIBRARY_DIRS = (
+    "/lib",
+    "/lib64",
+    "/usr/lib",
+    "/usr/lib64",
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/local/lib",
+    "/usr/local/cuda/lib64",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """A variable's value as the process will see it, and where it came from."""
+
+    value: str
+    source: str  # "environ", or the path of the NCCL config file that supplied it
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessObservation:
+    process: ProcessSnapshot
+    # The environment plus what NCCL config files add; None when the environ is unreadable.
+    effective: dict[str, Setting] | None
+    config_files: tuple[ConfigFile, ...]
+    env_plugin: str | None  # why NCCL's environment cannot be seen from outside, if so
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    target_pid: int
+    processes: tuple[ProcessObservation, ...]
+    vanished: tuple[int, ...]  # descendants that exited while the tree was read
+
+
+def observe(pid: int, *, config_root: Path | None = None) -> Observation:
+    """Read the process tree of `pid` and the NCCL settings each process will see.
+
+    `config_root` replaces each process's own root (/proc/PID/root) for config files
+    and libraries: tests and `--config-root` use it to read a prepared tree instead.
+    """
+    snapshots, vanished = process_tree(pid)
+    files_seen: dict[tuple[object, ...], tuple[ConfigFile, ...]] = {}
+    processes = []
+    for snap in snapshots:
+        root = config_root or Path(f"/proc/{snap.pid}/root")
+        key = (
+            str(root) if config_root else _root_identity(snap.pid),
+            snap.uid,
+            (snap.environ or {}).get("NCCL_CONF_FILE"),
+            (snap.environ or {}).get("HOME"),
+            snap.cwd,
+        )
+        if key not in files_seen:
+            files_seen[key] = tuple(config_files(root, snap.uid, snap.environ, snap.cwd))
+        files = files_seen[key]
+        effective = effective_settings(snap.environ, files) if snap.environ is not None else None
+        processes.append(
+            ProcessObservation(snap, effective, files, find_env_plugin(snap, root, effective))
+        )
+    return Observation(pid, tuple(processes), tuple(vanished))
+
+
+def _root_identity(pid: int) -> str:
+    # Processes of one container share a root; reading its files once is enough.
+    try:
+        stat = Path(f"/proc/{pid}/root").stat()
+        return f"{stat.st_dev}:{stat.st_ino}"
+    except OSError:
+        return f"pid:{pid}"
+
+
+def effective_settings(
+    environ: dict[str, str], files: tuple[ConfigFile, ...]
+) -> dict[str, Setting]:
+    """Environment first, then each config file in order, never overwriting (setenv(.., 0)).
+    An empty value counts as unset for NCCL, so a file may fill it."""
+    settings = {name: Setting(value, ENVIRON) for name, value in environ.items()}
+    for config in files:
+        for name, value in config.values.items():
+            current = settings.get(name)
+            if current is None or (current.value == "" and nccl.is_nccl_name(name)):
+                settings[name] = Setting(value, config.path)
+    return settings
+
+
+def find_env_plugin(
+    snap: ProcessSnapshot, root: Path, effective: dict[str, Setting] | None
+) -> str | None:
+    """NCCL 2.28+ loads an environment plugin that answers every variable lookup: with
+    one present, what NCCL sees cannot be verified from outside."""
+    setting = (effective or {}).get(nccl.ENV_PLUGIN_VARIABLE)
+    if setting is not None and setting.value:
+        if setting.value.lower() == "none":
+            return None
+        return f"{nccl.ENV_PLUGIN_VARIABLE}={setting.value} ({setting.source})"
+    try:
+        maps = Path(f"/proc/{snap.pid}/maps").read_text(errors="replace")
+    except OSError:
+        maps = ""
+    for line in maps.splitlines():
+        if "libnccl-env" in line:
+            return f"{line.split()[-1]} is loaded"
+    library_path = (snap.environ or {}).get("LD_LIBRARY_PATH", "")
+    for directory in (*filter(None, library_path.split(":")), *_LIBRARY_DIRS):
+        candidate = PurePosixPath(directory if directory.startswith("/") else "/" + directory)
+        if (root / candidate.relative_to("/") / nccl.ENV_PLUGIN_LIBRARY).exists():
+            return f"{candidate / nccl.ENV_PLUGIN_LIBRARY} is installed"
+    return None

@@ -1,0 +1,183 @@
+"""Snapshots of live processes read straight from /proc.
+
+The environment is read as raw bytes from /proc/PID/environ because its shape matters:
+after `setproctitle` it reads back as NUL padding (or empty) rather than KEY=VALUE entries
+(shared/reference/servers.md), and that must be reported as "cannot verify", not as
+"every variable is missing". psutil would hand back an empty dict for both cases.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from envguard.errors import AccessDenied, TargetError
+from envguard.knowledge import servers
+
+EnvironState = Literal["ok", "clobbered", "empty", "denied", "gone"]
+
+PROC = Path("/proc")
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessSnapshot:
+    """One process as read at one moment."""
+
+    pid: int
+    ppid: int
+    uid: int
+    start_ticks: int  # /proc/PID/stat field 22: tells a restarted process from the same pid
+    role: str
+    cmdline: tuple[str, ...]
+    environ: dict[str, str] | None  # None unless environ_state == "ok"
+    environ_state: EnvironState
+    cwd: str | None
+
+
+class ProcessGone(TargetError):
+    """The process exited while it was being read."""
+
+
+def parse_environ(data: bytes) -> tuple[dict[str, str] | None, EnvironState]:
+    """Split raw /proc/PID/environ bytes, telling a real environment from a clobbered one.
+
+    A real environ is NUL-terminated KEY=VALUE strings. setproctitle overwrites the area
+    with the title's tail and NUL padding: empty entries or entries without '='.
+    """
+    if not data:
+        return None, "empty"
+    entries = data.split(b"\0")
+    if entries[-1] == b"":
+        entries.pop()
+    if not entries or any(b"=" not in entry for entry in entries):
+        return None, "clobbered"
+    environ: dict[str, str] = {}
+    for entry in entries:
+        name, _, value = entry.partition(b"=")
+        # First occurrence wins, as getenv() does.
+        environ.setdefault(os.fsdecode(name), os.fsdecode(value))
+    return environ, "ok"
+
+
+def _read(pid: int, name: str) -> bytes:
+    with (PROC / str(pid) / name).open("rb") as handle:
+        return handle.read()
+
+
+def _stat_fields(pid: int) -> list[str]:
+    """Fields of /proc/PID/stat after the command name (which may hold spaces and ')')."""
+    raw = _read(pid, "stat").decode("ascii", "replace")
+    return raw[raw.rindex(")") + 2 :].split()
+
+
+def _uid(pid: int) -> int:
+    for line in _read(pid, "status").decode("ascii", "replace").splitlines():
+        if line.startswith("Uid:"):
+            return int(line.split()[1])
+    raise TargetError(f"process {pid}: no Uid line in /proc/{pid}/status", hint="is /proc Linux's?")
+
+
+def snapshot(pid: int, *, is_target: bool = False) -> ProcessSnapshot:
+    """Read one process. Raises ProcessGone if it is not there (or a zombie)."""
+    try:
+        fields = _stat_fields(pid)
+        if fields[0] in ("Z", "X"):
+            raise ProcessGone(
+                f"process {pid} has exited (zombie)", hint="check that the server is running"
+            )
+        uid = _uid(pid)
+        cmdline = tuple(
+            os.fsdecode(part) for part in _read(pid, "cmdline").rstrip(b"\0").split(b"\0") if part
+        )
+        try:
+            environ, state = parse_environ(_read(pid, "environ"))
+        except PermissionError:
+            environ, state = None, "denied"
+        try:
+            cwd: str | None = str((PROC / str(pid) / "cwd").readlink())
+        except PermissionError:
+            cwd = None
+    except (FileNotFoundError, ProcessLookupError):
+        raise ProcessGone(
+            f"process {pid} exited while it was being read",
+            hint="check that the server is running, then run the check again",
+        ) from None
+    comm = ""
+    if not cmdline:
+        try:
+            comm = _read(pid, "comm").decode(errors="replace").strip()
+        except OSError:
+            comm = ""
+    return ProcessSnapshot(
+        pid=pid,
+        ppid=int(fields[1]),
+        uid=uid,
+        start_ticks=int(fields[19]),
+        role=role_of(cmdline or (comm,), is_target=is_target),
+        cmdline=cmdline,
+        environ=environ,
+        environ_state=state,
+        cwd=cwd,
+    )
+
+
+def role_of(cmdline: tuple[str, ...], *, is_target: bool) -> str:
+    """A short name for what the process does: launcher, scheduler_TP3, detokenizer, ..."""
+    title = " ".join(cmdline).strip()
+    if is_target:
+        return "launcher"
+    from_title = servers.role_from_title(title)
+    if from_title is not None:
+        return from_title
+    if "multiprocessing.resource_tracker" in title:
+        return "resource_tracker"
+    if "multiprocessing.spawn" in title or "multiprocessing.forkserver" in title:
+        return "mp_child"
+    return Path(cmdline[0]).name if cmdline and cmdline[0] else "process"
+
+
+def descendants(pid: int) -> list[int]:
+    """Every descendant of `pid`, parents before children, from one pass over /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir(PROC):
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int(_stat_fields(int(entry.name))[1])
+        except (OSError, ValueError, IndexError):
+            continue  # exited between listing and reading: not part of the tree any more
+        children.setdefault(ppid, []).append(int(entry.name))
+    found: list[int] = []
+    queue = sorted(children.get(pid, []))
+    while queue:
+        child = queue.pop(0)
+        found.append(child)
+        queue += sorted(children.get(child, []))
+    return found
+
+
+def process_tree(pid: int) -> tuple[list[ProcessSnapshot], list[int]]:
+    """The target and all its descendants, and the descendants that exited while being
+    read (reported, never silently dropped). The target is re-read last: if it died
+    meanwhile, ProcessGone is raised."""
+    if not (PROC / str(pid)).exists():
+        raise TargetError(
+            f"no process with pid {pid}",
+            hint="check the pid (`pgrep -af sglang`), or use --port / --match",
+        )
+    root = snapshot(pid, is_target=True)
+    if root.environ_state == "denied":
+        raise AccessDenied(
+            f"process {pid} belongs to uid {root.uid}; /proc/{pid}/environ is not readable",
+            hint=f"run as root or as uid {root.uid}",
+        )
+    snapshots, vanished = [root], []
+    for child in descendants(pid):
+        try:
+            snapshots.append(snapshot(child))
+        except ProcessGone:
+            vanished.append(child)
+    snapshot(pid, is_target=True)  # raises ProcessGone if the server died meanwhile
+    return snapshots, vanished

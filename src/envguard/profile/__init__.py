@@ -1,0 +1,1 @@
+"""Profiles: the versioned TOML description of a tuned setup (schema, loading, caching)."""

@@ -1,0 +1,204 @@
+"""Load a profile: parse TOML, check schema_version, validate, resolve `extends`, check meaning.
+
+Every problem names the file and where in it: line and column for TOML syntax, the key
+path (`env.required.NCCL_BUFFSIZE.min`) for schema errors, the chain for `extends` errors.
+All problems of a file are collected before raising, so one run shows them all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from envguard.errors import ProfileError
+from envguard.profile import semantics
+from envguard.profile.schema import SCHEMA_VERSION, Profile
+
+FORMAT_HINT = "see `envguard profile schema` and the README section 'Profiles'"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedProfile:
+    """A validated profile with `extends` resolved, and the files it came from."""
+
+    profile: Profile
+    path: str
+    chain: tuple[str, ...]  # every file read, bases first, this file last
+    digest: str  # sha256 over the bytes of every file in the chain
+
+    @property
+    def label(self) -> str:
+        return f"{self.profile.name}@{self.profile.version}"
+
+
+def load_profile(path: str | Path, *, use_cache: bool = True) -> LoadedProfile:
+    """Load and validate the profile at `path`, raising ProfileError with every problem."""
+    if use_cache:
+        from envguard.profile import cache
+
+        cached = cache.get(Path(path))
+        if cached is not None:
+            return cached
+    loaded = _load_uncached(Path(path))
+    if use_cache:
+        from envguard.profile import cache
+
+        cache.put(Path(path), loaded)
+    return loaded
+
+
+def _load_uncached(path: Path) -> LoadedProfile:
+    documents: list[tuple[Path, dict[str, Any], bytes]] = []
+    _collect(path, (), documents, set())
+    problems: list[str] = []
+    for doc_path, raw, _ in documents:
+        problems += [f"{doc_path}: {p}" for p in _validate_document(raw)]
+    if problems:
+        raise ProfileError("\n".join(problems), hint=FORMAT_HINT)
+    merged: dict[str, Any] = {}
+    for _, raw, _ in documents:
+        merged = _merge(merged, raw)
+    merged["extends"] = []
+    profile = _to_profile(merged)
+    problems = [f"{path}: {p}" for p in semantics.conflicts(profile)]
+    if problems:
+        raise ProfileError("\n".join(problems), hint=FORMAT_HINT)
+    digest = hashlib.sha256()
+    for doc_path, _, data in documents:
+        digest.update(str(doc_path.name).encode() + b"\0" + data + b"\0")
+    return LoadedProfile(
+        profile=profile,
+        path=str(path),
+        chain=tuple(str(p) for p, _, _ in documents),
+        digest=digest.hexdigest(),
+    )
+
+
+def _collect(
+    path: Path,
+    stack: tuple[Path, ...],
+    out: list[tuple[Path, dict[str, Any], bytes]],
+    seen: set[Path],
+) -> None:
+    """Read `path` and its bases depth-first, bases before the file that extends them."""
+    resolved = path.resolve()
+    if resolved in stack:
+        cycle = " -> ".join(str(p) for p in (*stack, resolved))
+        raise ProfileError(
+            f"{stack[0]}: extends forms a cycle: {cycle}",
+            hint="remove one of the `extends` entries in the cycle",
+        )
+    data = _read_bytes(path, stack)
+    raw = parse_toml(path, data)
+    _check_schema_version(path, raw)
+    extends = raw.get("extends", [])
+    if isinstance(extends, list):
+        for index, base in enumerate(extends):
+            if not isinstance(base, str):
+                continue  # reported by validation
+            base_path = path.parent / base
+            if not base_path.is_file():
+                chain = " -> ".join(str(p) for p in (*stack, path))
+                raise ProfileError(
+                    f"{path}: extends[{index}]: {base!r} not found (looked for {base_path}; "
+                    f"chain: {chain})",
+                    hint="paths in `extends` are relative to the file that names them",
+                )
+            _collect(base_path, (*stack, resolved), out, seen)
+    if resolved not in seen:
+        seen.add(resolved)
+        out.append((path, raw, data))
+
+
+def _read_bytes(path: Path, stack: tuple[Path, ...]) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ProfileError(
+            f"{path}: no such profile file",
+            hint="give the path of a .toml profile, e.g. profiles/demo.toml",
+        ) from None
+    except IsADirectoryError:
+        raise ProfileError(
+            f"{path}: is a directory, not a profile file", hint="give the path of a .toml profile"
+        ) from None
+    except PermissionError:
+        raise ProfileError(
+            f"{path}: permission denied reading the profile",
+            hint="make the file readable by this user",
+        ) from None
+    except OSError as exc:
+        raise ProfileError(f"{path}: cannot read: {exc.strerror}", hint="check the path") from None
+
+
+def parse_toml(path: Path, data: bytes) -> dict[str, Any]:
+    """Parse TOML bytes; syntax errors name the file, line and column (tomllib says where)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProfileError(
+            f"{path}: not UTF-8 text (byte {exc.start})", hint="TOML files must be UTF-8"
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(
+            f"{path}: TOML syntax error: {exc}", hint="fix the TOML at that line and column"
+        ) from None
+
+
+def _check_schema_version(path: Path, raw: dict[str, Any]) -> None:
+    """Checked before anything else, so a newer file gets one clear line, not a dozen."""
+    version = raw.get("schema_version")
+    if version is None:
+        raise ProfileError(
+            f"{path}: schema_version: missing",
+            hint=f"add `schema_version = {SCHEMA_VERSION}` at the top of the file",
+        )
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ProfileError(
+            f"{path}: schema_version: must be a positive integer, got {version!r}",
+            hint=f"write `schema_version = {SCHEMA_VERSION}`",
+        )
+    if version > SCHEMA_VERSION:
+        raise ProfileError(
+            f"{path}: this profile needs a newer envguard (profile format {version}; "
+            f"this envguard reads format {SCHEMA_VERSION})",
+            hint="upgrade envguard: pip install -U envguard",
+        )
+
+
+def _validate_document(raw: dict[str, Any]) -> list[str]:
+    from envguard.profile import validation
+
+    return validation.problems(raw)
+
+
+def _to_profile(raw: dict[str, Any]) -> Profile:
+    from envguard.profile import validation
+
+    return validation.to_profile(raw)
+
+
+_UNION_LISTS = ("forbidden", "strict_prefixes")
+
+
+def _merge(
+    base: dict[str, Any], override: dict[str, Any], where: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Deep-merge `override` into `base`: tables merge, values replace, `forbidden` and
+    `strict_prefixes` accumulate (a leaf cannot silently un-forbid what its base forbids).
+    A rule is replaced whole: `{ max = 5 }` over `{ min = 1 }` means max 5 only."""
+    merged = dict(base)
+    for key, value in override.items():
+        old = merged.get(key)
+        if isinstance(old, dict) and isinstance(value, dict) and where != ("env",):
+            merged[key] = _merge(old, value, (*where, key))
+        elif key in _UNION_LISTS and isinstance(old, list) and isinstance(value, list):
+            merged[key] = old + [v for v in value if v not in old]
+        else:
+            merged[key] = value
+    return merged

@@ -1,0 +1,92 @@
+"""The profile format, version 1: one place declares every key.
+
+The classes are standard-library dataclasses so that `envguard check` can use a cached,
+already-validated profile without importing pydantic (~75 ms here). Pydantic validates
+them on load (`__pydantic_config__`) and exports the JSON Schema (`envguard profile schema`).
+
+Format history (bump SCHEMA_VERSION and add a line when the format changes):
+  1 - name, version, description, extends, [server] kind,
+      [env] required / optional / forbidden / strict_prefixes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from annotated_types import Ge, Len
+
+SCHEMA_VERSION = 1
+
+_STRICT = {"extra": "forbid", "use_attribute_docstrings": True, "strict": False}
+
+EnvName = Annotated[str, Len(1, 256)]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ValueRule:
+    """A required value given as a table: every condition given must hold."""
+
+    __pydantic_config__ = _STRICT
+
+    one_of: tuple[str, ...] | None = None
+    """The value must be one of these (compared the way NCCL reads them, for NCCL variables)."""
+    min: int | None = None
+    """Lowest accepted integer; the live value is parsed the way NCCL parses integers (strtoll)."""
+    max: int | None = None
+    """Highest accepted integer; parsed like `min`."""
+    pattern: str | None = None
+    """A Python regular expression the whole value must match."""
+
+
+RequiredValue = str | int | ValueRule
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerSection:
+    """The server the profile describes."""
+
+    __pydantic_config__ = _STRICT
+
+    kind: Literal["sglang", "vllm", "generic"] = "generic"
+    """sglang, vllm, or generic (any other command)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EnvSection:
+    """What the environment of every server process must hold."""
+
+    __pydantic_config__ = _STRICT
+
+    required: dict[EnvName, RequiredValue] = field(default_factory=dict)
+    """Variables that must be set: an exact string, or a table (one_of, min, max, pattern)."""
+    optional: dict[EnvName, RequiredValue] = field(default_factory=dict)
+    """Variables that may be unset, but when set must satisfy their rule (NCCL_DEBUG = WARN)."""
+    forbidden: tuple[EnvName, ...] = ()
+    """Variables that must not be set (in the environment or an NCCL config file)."""
+    strict_prefixes: tuple[EnvName, ...] = ()
+    """Namespaces where any live variable the profile does not name is drift, e.g. "NCCL_"."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Profile:
+    """An envguard profile: the environment a server was tuned for."""
+
+    __pydantic_config__ = _STRICT
+
+    schema_version: Annotated[int, Ge(1)]
+    """Format version of this file; envguard refuses files newer than it understands."""
+    name: Annotated[str, Len(1, 128)]
+    """Short name, e.g. kimi-k2.5-int4-tp8."""
+    version: Annotated[int, Ge(1)]
+    """Integer bumped on every change to the profile."""
+    description: str = ""
+    extends: tuple[str, ...] = ()
+    """Profiles this one builds on, relative to this file; later ones win, this file wins last."""
+    server: ServerSection = field(default_factory=ServerSection)
+    env: EnvSection = field(default_factory=EnvSection)
+
+    def declared_names(self) -> frozenset[str]:
+        """Every variable name the profile mentions (their values may be shown)."""
+        env = self.env
+        return frozenset(env.required) | frozenset(env.optional) | frozenset(env.forbidden)

@@ -1,0 +1,1 @@
+"""Rendering: text for people, JSON for machines. Values arrive already redacted."""

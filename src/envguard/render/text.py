@@ -1,0 +1,80 @@
+"""Text output for people: findings grouped by process, identical groups merged."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from envguard.evaluation.findings import Finding
+
+if TYPE_CHECKING:
+    from envguard.commands.check import CheckReport
+
+_VERDICT_STYLE = {"ok": "green", "drift": "red", "unverifiable": "yellow"}
+_KIND_STYLE = {"unverifiable": "yellow"}
+
+
+def _finding_lines(finding: Finding) -> list[str]:
+    parts = []
+    if finding.expected is not None:
+        parts.append(f"expected {finding.expected}")
+    if finding.actual is not None:
+        parts.append(
+            f"found {finding.actual!r}" if finding.kind != "unverifiable" else finding.actual
+        )
+    elif finding.kind == "missing":
+        parts.append("not set")
+    detail = ", ".join(parts)
+    source = f" [{finding.source}]" if finding.source else ""
+    kind = click.style(f"{finding.kind:<12}", fg=_KIND_STYLE.get(finding.kind, "red"))
+    return [
+        f"  {kind} {finding.subject}" + (f": {detail}" if detail else "") + source,
+        f"               hint: {finding.hint}",
+    ]
+
+
+def check_text(report: CheckReport, *, quiet: bool = False) -> str:
+    verdict = report.verdict
+    nprocs = len(report.processes)
+    drift = sum(f.is_drift for f in report.findings)
+    summary = {
+        "ok": f"{nprocs} processes match {report.profile.label}",
+        "drift": f"{drift} findings of drift in {report.profile.label}",
+        "unverifiable": "part of the setup could not be verified; nothing found differs",
+    }[verdict]
+    last = click.style(f"verdict: {verdict}", fg=_VERDICT_STYLE[verdict], bold=True)
+    last += f" - {summary} (exit {int(report.exit_code)})"
+    if quiet:
+        return last
+
+    lines = [
+        f"envguard check: profile {report.profile.label} ({report.profile.path}), "
+        f"{report.target.describe()}, {nprocs} processes"
+    ]
+    # Group by process; processes with identical findings share one block, so eight
+    # schedulers missing the same variable read as one block, not eight.
+    blocks: dict[tuple[tuple[str, ...], ...], list[str]] = {}
+    clean: list[str] = []
+    for proc in report.processes:
+        pid = proc.process.pid
+        own = [f for f in report.findings if f.pid == pid]
+        label = f"{proc.process.role} ({pid})"
+        if not own:
+            clean.append(label)
+            continue
+        key = tuple(tuple(_finding_lines(f)) for f in own)
+        blocks.setdefault(key, []).append(label)
+    for key, labels in blocks.items():
+        lines.append("")
+        lines.append(click.style(", ".join(labels), bold=True) + ":")
+        lines += [line for finding in key for line in finding]
+    pids = {p.process.pid for p in report.processes}
+    server_wide = [f for f in report.findings if f.pid not in pids]
+    if server_wide:
+        lines += ["", click.style("across processes", bold=True) + ":"]
+        lines += [line for f in server_wide for line in _finding_lines(f)]
+    if clean:
+        lines += ["", "ok: " + ", ".join(clean)]
+    lines += ["", last]
+    return "\n".join(lines)
