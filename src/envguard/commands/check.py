@@ -121,7 +121,7 @@ def check_command(
         from envguard.render.text import check_text
 
         click.echo(check_text(report, quiet=quiet), color=_color())
-    raise SystemExit(report.exit_code)
+    click.get_current_context().exit(int(report.exit_code))
 
 
 def _color() -> bool | None:

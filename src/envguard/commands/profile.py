@@ -77,7 +77,7 @@ def validate_command(paths: tuple[str, ...]) -> None:
         click.echo(
             "hint: see `envguard profile schema` and the README section 'Profiles'", err=True
         )
-        raise SystemExit(ExitCode.UNVERIFIABLE)
+        click.get_current_context().exit(int(ExitCode.UNVERIFIABLE))
 
 
 @profile_group.command("show")

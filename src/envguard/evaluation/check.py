@@ -9,6 +9,7 @@ from envguard.evaluation.rules import accepts, describe
 from envguard.knowledge import nccl, servers
 from envguard.knowledge.namespaces import shown
 from envguard.probes.observe import ENVIRON, Observation, ProcessObservation, Setting
+from envguard.probes.process import access_hint
 from envguard.profile.schema import Profile
 
 # Present in real environments without being drift (NVIDIA container images set it).
@@ -82,7 +83,7 @@ def _access_drafts(proc: ProcessObservation) -> Iterator[Draft]:
             None,
             f"not readable (uid {snap.uid})",
             environ_path,
-            f"run as root or as uid {snap.uid}",
+            access_hint(snap.uid),
         )
     for config in proc.config_files:
         if config.state in ("denied", "unreadable"):

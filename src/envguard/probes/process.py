@@ -138,6 +138,18 @@ def role_of(cmdline: tuple[str, ...], *, is_target: bool) -> str:
     return Path(cmdline[0]).name if cmdline and cmdline[0] else "process"
 
 
+def access_hint(uid: int) -> str:
+    """How to get read access to another process's environ."""
+    if os.geteuid() in (0, uid):
+        # Same user or root and still refused: the kernel's ptrace access check (another
+        # container's process, a non-dumpable process, or Yama ptrace_scope).
+        return (
+            "the kernel refused even this user (ptrace access check): run envguard inside "
+            "the server's container or PID namespace, as root"
+        )
+    return f"run as root or as uid {uid}"
+
+
 def descendants(pid: int) -> list[int]:
     """Every descendant of `pid`, parents before children, from one pass over /proc."""
     children: dict[int, list[int]] = {}
@@ -171,7 +183,7 @@ def process_tree(pid: int) -> tuple[list[ProcessSnapshot], list[int]]:
     if root.environ_state == "denied":
         raise AccessDenied(
             f"process {pid} belongs to uid {root.uid}; /proc/{pid}/environ is not readable",
-            hint=f"run as root or as uid {root.uid}",
+            hint=access_hint(root.uid),
         )
     snapshots, vanished = [root], []
     for child in descendants(pid):

@@ -8,7 +8,6 @@ All problems of a file are collected before raising, so one run shows them all.
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,6 +141,8 @@ def parse_toml(path: Path, data: bytes) -> dict[str, Any]:
         raise ProfileError(
             f"{path}: not UTF-8 text (byte {exc.start})", hint="TOML files must be UTF-8"
         ) from None
+    import tomllib  # not on the cached path: a cache hit parses no TOML
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -184,6 +185,7 @@ def _to_profile(raw: dict[str, Any]) -> Profile:
 
 
 _UNION_LISTS = ("forbidden", "strict_prefixes")
+_RULE_TABLES = (("env", "required"), ("env", "optional"))
 
 
 def _merge(
@@ -195,7 +197,7 @@ def _merge(
     merged = dict(base)
     for key, value in override.items():
         old = merged.get(key)
-        if isinstance(old, dict) and isinstance(value, dict) and where != ("env",):
+        if isinstance(old, dict) and isinstance(value, dict) and where not in _RULE_TABLES:
             merged[key] = _merge(old, value, (*where, key))
         elif key in _UNION_LISTS and isinstance(old, list) and isinstance(value, list):
             merged[key] = old + [v for v in value if v not in old]

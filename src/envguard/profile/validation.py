@@ -94,14 +94,23 @@ def _message(error: Any, path: list[str | int], where: str) -> str:
         return f"{where}: unknown key{guess} (allowed here: {', '.join(allowed)})"
     if kind == "missing":
         return f"{where}: required key is missing"
+    if kind in ("tuple_type", "list_type"):
+        return f"{where}: expected a list, got {error['input']!r}"
+    if kind == "dataclass_type":
+        return f"{where}: expected a table, got {error['input']!r}"
     return f"{where}: {error['msg']}"
 
 
 def _clean_location(loc: tuple[str | int, ...], raw: Any) -> tuple[list[str | int], list[str], Any]:
-    """Split pydantic's location into the key path in the file and union branch tags."""
+    """Split pydantic's location into the key path in the file and union branch tags.
+
+    Returns the path, the tags, and the value found where the first tag appeared (the
+    value the union was choosing a branch for), or the value at the end of the path.
+    """
     path: list[str | int] = []
     tags: list[str] = []
     node = raw
+    union_value: Any = None
     for part in loc:
         in_dict = isinstance(node, dict) and part in node
         in_list = isinstance(node, list) and isinstance(part, int) and part < len(node)
@@ -112,8 +121,10 @@ def _clean_location(loc: tuple[str | int, ...], raw: Any) -> tuple[list[str | in
             path.append(part)  # a key that is missing or unknown
             node = None
         else:
+            if not tags:
+                union_value = node
             tags.append(str(part))
-    return path, tags, node
+    return path, tags, (union_value if tags else node)
 
 
 def _is_tag(part: str | int) -> bool:
@@ -128,32 +139,30 @@ def _format_path(path: list[str | int]) -> str:
 
 
 def _fields_at(path: list[str | int]) -> list[str]:
-    """The keys allowed at `path`, walking the schema's dataclasses."""
+    """The keys allowed at `path`, walking the schema's types."""
     current: Any = Profile
     for part in path:
-        if not dataclasses.is_dataclass(current):
-            return []
-        hints = typing.get_type_hints(current, include_extras=True)
-        current = _dataclass_in(hints.get(str(part)))
+        current = _step(current, part)
         if current is None:
             return []
+    current = _step(current, None)
     if dataclasses.is_dataclass(current):
         return [f.name for f in dataclasses.fields(current)]
     return []
 
 
-def _dataclass_in(hint: Any) -> Any:
-    """The dataclass a field type holds: itself, inside a union, or as a dict's values."""
-    if hint is None:
-        return None
-    if dataclasses.is_dataclass(hint):
-        return hint
+def _step(hint: Any, part: str | int | None) -> Any:
+    """The type found one key below `hint` (part None: unwrap to a dataclass only)."""
     origin = typing.get_origin(hint)
-    if origin is dict:
-        return _dataclass_in(typing.get_args(hint)[1])
     if origin in (typing.Union, types.UnionType, typing.Annotated):
         for arg in typing.get_args(hint):
-            found = _dataclass_in(arg)
-            if found is not None:
-                return found
+            if dataclasses.is_dataclass(arg) or typing.get_origin(arg) is dict:
+                return _step(arg, part)
+        return None
+    if part is None:
+        return hint
+    if dataclasses.is_dataclass(hint):
+        return typing.get_type_hints(hint, include_extras=True).get(str(part))
+    if origin is dict:
+        return typing.get_args(hint)[1]
     return None

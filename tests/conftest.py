@@ -1,0 +1,95 @@
+"""Shared fixtures: real stand-in servers, profile files, a per-test profile cache."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+REPO = Path(__file__).resolve().parent.parent
+PROFILES = REPO / "profiles"
+
+# The seed's tuned values (shared/seeds/): the environment a compliant server has.
+TUNED = {
+    "NCCL_PROTO": "LL",
+    "NCCL_ALGO": "Ring",
+    "NCCL_P2P_LEVEL": "SYS",
+    "NCCL_MAX_NCHANNELS": "16",
+    "NCCL_BUFFSIZE": "16777216",
+    "NCCL_NTHREADS": "512",
+}
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own profile cache and no colour."""
+    monkeypatch.setenv("ENVGUARD_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+@dataclass
+class StandIn:
+    """A running stand-in server (envguard.testing.standin)."""
+
+    process: subprocess.Popen[str]
+    pid: int
+
+
+@pytest.fixture
+def standin() -> Iterator[Callable[..., StandIn]]:
+    """Start stand-in servers with exactly the environment given; stop them afterwards."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(env: dict[str, str], *args: str, spt_noenv: bool = True) -> StandIn:
+        full = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
+        if spt_noenv:
+            full["SPT_NOENV"] = "1"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "envguard.testing.standin", *args],
+            env=full,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        started.append(process)
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("ready "), f"stand-in did not start: {line!r}"
+        return StandIn(process, int(line.split()[1]))
+
+    yield start
+    for process in started:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def write_profile(tmp_path: Path) -> Callable[..., Path]:
+    """Write a profile file from TOML text (dedented); return its path."""
+
+    def write(text: str, name: str = "profile.toml") -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    return write
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def run_cli(runner: CliRunner, *args: str) -> tuple[int, str, str]:
+    """Run `envguard ARGS` in-process through the real entry point (its error handler too)."""
+    from envguard.cli import cli
+
+    result = runner.invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
