@@ -7,8 +7,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
