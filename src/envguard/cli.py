@@ -8,6 +8,7 @@ import click
 
 from envguard import __version__
 from envguard.commands.check import check_command
+from envguard.commands.demo import demo_command
 from envguard.commands.profile import profile_group
 from envguard.errors import EnvguardError
 
@@ -40,5 +41,6 @@ def cli() -> None:
 
 cli.add_command(check_command)
 cli.add_command(profile_group)
+cli.add_command(demo_command)
 
 main = cli

@@ -62,7 +62,7 @@ def test_the_seed_story_lost_tuning_is_drift(
         f"envguard check: profile kimi-k2.5-int4-tp8@1 ({SEED}), pid {server.pid}, 5 processes\n"
         "\n"
         f"{labels(tree(server.pid))}:\n" + "".join(block) + "\n"
-        "verdict: drift - 30 findings of drift in kimi-k2.5-int4-tp8@1 (exit 1)\n"
+        "verdict: drift - 30 findings in 5 processes differ from kimi-k2.5-int4-tp8@1 (exit 1)\n"
     )
 
 

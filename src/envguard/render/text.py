@@ -40,7 +40,7 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
     drift = sum(f.is_drift for f in report.findings)
     summary = {
         "ok": f"{nprocs} processes match {report.profile.label}",
-        "drift": f"{drift} findings of drift in {report.profile.label}",
+        "drift": f"{drift} findings in {nprocs} processes differ from {report.profile.label}",
         "unverifiable": "part of the setup could not be verified; nothing found differs",
     }[verdict]
     last = click.style(f"verdict: {verdict}", fg=_VERDICT_STYLE[verdict], bold=True)
