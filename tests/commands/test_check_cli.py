@@ -150,6 +150,11 @@ def test_forbidden_value_from_etc_nccl_conf(
     assert findings(out) == {
         ("forbidden", "NCCL_GRAPH_FILE", "unset", "/opt/vendor/graph.xml", "/etc/nccl.conf")
     }
+    launcher = json.loads(out)["processes"][0]
+    assert launcher["nccl_settings"]["NCCL_GRAPH_FILE"] == {
+        "value": "/opt/vendor/graph.xml",
+        "source": "/etc/nccl.conf",
+    }
 
 
 def test_required_value_supplied_by_a_config_file_passes(
@@ -241,6 +246,9 @@ def test_json_document(runner: CliRunner, standin: Callable[..., StandIn]) -> No
     assert [(p["pid"], p["role"], p["environ"]) for p in report["processes"]] == [
         (pid, role, "ok") for role, pid in tree(server.pid)
     ]
+    assert report["processes"][0]["nccl_settings"] == {
+        name: {"value": value, "source": "environ"} for name, value in sorted(TUNED.items())
+    }
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(
