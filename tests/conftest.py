@@ -47,12 +47,17 @@ def standin() -> Iterator[Callable[..., StandIn]]:
     """Start stand-in servers with exactly the environment given; stop them afterwards."""
     started: list[subprocess.Popen[str]] = []
 
-    def start(env: dict[str, str], *args: str, spt_noenv: bool = True) -> StandIn:
+    def start(
+        env: dict[str, str],
+        *args: str,
+        spt_noenv: bool = True,
+        module: str = "envguard.testing.standin",
+    ) -> StandIn:
         full = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
         if spt_noenv:
             full["SPT_NOENV"] = "1"
         process = subprocess.Popen(
-            [sys.executable, "-m", "envguard.testing.standin", *args],
+            [sys.executable, "-m", module, *args],
             env=full,
             stdout=subprocess.PIPE,
             text=True,
@@ -67,6 +72,21 @@ def standin() -> Iterator[Callable[..., StandIn]]:
     for process in started:
         process.terminate()
         process.wait(timeout=10)
+
+
+FAKE_SITE = REPO / "tests" / "data" / "fake_site"
+
+
+@pytest.fixture
+def fake_sglang(standin: Callable[..., StandIn]) -> Callable[..., StandIn]:
+    """Start `python -m sglang.launch_server ARGS` from tests/data/fake_site: a real process
+    with a real SGLang command line (and sglang 0.5.23 metadata) running the stand-in tree."""
+
+    def start(*args: str, env: dict[str, str] | None = None, site: Path = FAKE_SITE) -> StandIn:
+        full = {**TUNED, "PYTHONPATH": str(site), **(env or {})}
+        return standin(full, *args, module="sglang.launch_server")
+
+    return start
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from envguard import __version__
+from envguard.commands.args import args_command
 from envguard.commands.check import check_command
 from envguard.commands.demo import demo_command
 from envguard.commands.profile import profile_group
@@ -42,5 +43,6 @@ def cli() -> None:
 cli.add_command(check_command)
 cli.add_command(profile_group)
 cli.add_command(demo_command)
+cli.add_command(args_command)
 
 main = cli

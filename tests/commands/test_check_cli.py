@@ -10,7 +10,7 @@ import psutil
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import PROFILES, TUNED, StandIn, run_cli
+from tests.conftest import FAKE_SITE, PROFILES, TUNED, StandIn, run_cli
 
 DEMO = str(PROFILES / "demo.toml")
 SEED = str(PROFILES / "kimi-k2.5-int4-tp8.toml")
@@ -46,10 +46,33 @@ def test_compliant_server_passes(runner: CliRunner, standin: Callable[..., Stand
     )
 
 
+SEED_LAUNCH = [
+    "--model-path",
+    "/shared/kimi-k2.5-int4",
+    "--trust-remote-code",
+    "--tp-size",
+    "8",
+    "--mem-fraction-static",
+    "0.88",
+    "--host",
+    "0.0.0.0",
+    "--port",
+    "8000",
+    "--num-continuous-decode-steps",
+    "4",
+    "--disable-custom-all-reduce",
+]
+
+
 def test_the_seed_story_lost_tuning_is_drift(
     runner: CliRunner, standin: Callable[..., StandIn]
 ) -> None:
-    server = standin({"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"})
+    # The seed's exact launch line, restarted without the NCCL variables.
+    server = standin(
+        {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1", "PYTHONPATH": str(FAKE_SITE)},
+        *SEED_LAUNCH,
+        module="sglang.launch_server",
+    )
     code, out, _ = run_cli(runner, "check", "-p", SEED, "--pid", str(server.pid))
     assert code == 1
     block = [
@@ -59,25 +82,39 @@ def test_the_seed_story_lost_tuning_is_drift(
         for name, value in TUNED.items()
     ]
     assert out == (
-        f"envguard check: profile kimi-k2.5-int4-tp8@1 ({SEED}), pid {server.pid}, 5 processes\n"
+        f"envguard check: profile kimi-k2.5-int4-tp8@2 ({SEED}), pid {server.pid}, 5 processes\n"
+        f"launch: python -m sglang.launch_server (pid {server.pid}), installed sglang 0.5.23 "
+        f"({FAKE_SITE}/sglang-0.5.23.dist-info/METADATA), flags read with sglang 0.5.23; "
+        "/server_info unreachable\n"
         "\n"
         f"{labels(tree(server.pid))}:\n" + "".join(block) + "\n"
-        "verdict: drift - 30 findings in 5 processes differ from kimi-k2.5-int4-tp8@1 (exit 1)\n"
+        "verdict: drift - 30 findings in 5 processes differ from kimi-k2.5-int4-tp8@2 (exit 1)\n"
     )
 
 
 def findings(out: str) -> set[tuple[str, str, str | None, str | None, str | None]]:
     report = json.loads(out)
-    return {(f["kind"], f["subject"], f["expected"], f["actual"], f["source"])
-            for f in report["findings"] if f["role"] == "launcher"}  # fmt: skip
+    return {
+        (f["kind"], f["subject"], f["expected"], f["actual"], f["source"])
+        for f in report["findings"]
+        if f["role"] == "launcher"
+    }
 
 
 def test_values_nccl_misreads_and_names_it_ignores(
     runner: CliRunner, standin: Callable[..., StandIn]
 ) -> None:
-    env = {**TUNED, "NCCL_BUFFSIZE": "16M", "NCCL_P2P_LEVEL": "sys", "NCCL_PRTO": "LL",
-           "NCCL_DEBUG": "INFO", "NCCL_IB_HCA": "mlx5", "CUDA_LAUNCH_BLOCKING": "1",
-           "NCCL_NTHREADS": "512x", "NCCL_VERSION": "2.28.3-1"}  # fmt: skip
+    env = {
+        **TUNED,
+        "NCCL_BUFFSIZE": "16M",
+        "NCCL_P2P_LEVEL": "sys",
+        "NCCL_PRTO": "LL",
+        "NCCL_DEBUG": "INFO",
+        "NCCL_IB_HCA": "mlx5",
+        "CUDA_LAUNCH_BLOCKING": "1",
+        "NCCL_NTHREADS": "512x",
+        "NCCL_VERSION": "2.28.3-1",
+    }
     del env["NCCL_PROTO"]
     server = standin(env)
     code, out, _ = run_cli(runner, "check", "-p", DEMO, "--pid", str(server.pid), "--json")
@@ -144,8 +181,17 @@ def test_forbidden_value_from_etc_nccl_conf(
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "nccl.conf").write_text("NCCL_GRAPH_FILE=/opt/vendor/graph.xml\n")
     server = standin(TUNED, "--schedulers", "1", "--no-detokenizer")
-    code, out, _ = run_cli(runner, "check", "-p", DEMO, "--pid", str(server.pid), "--json",
-                           "--config-root", str(tmp_path))  # fmt: skip
+    code, out, _ = run_cli(
+        runner,
+        "check",
+        "-p",
+        DEMO,
+        "--pid",
+        str(server.pid),
+        "--json",
+        "--config-root",
+        str(tmp_path),
+    )
     assert code == 1
     assert findings(out) == {
         ("forbidden", "NCCL_GRAPH_FILE", "unset", "/opt/vendor/graph.xml", "/etc/nccl.conf")
@@ -164,9 +210,12 @@ def test_required_value_supplied_by_a_config_file_passes(
     conf.write_text("".join(f"{k}={v}\n" for k, v in TUNED.items()))
     server = standin({"NCCL_CONF_FILE": str(conf), "NCCL_PROTO": "LL"}, "--schedulers", "1")
     profile = tmp_path / "p.toml"
-    profile.write_text(PROFILES.joinpath("demo.toml").read_text().replace(
-        'extends = ["base/', f'extends = ["{PROFILES}/base/'
-    ) + '\n[env.optional]\nNCCL_CONF_FILE = { pattern = ".*" }\n')  # fmt: skip
+    profile.write_text(
+        PROFILES.joinpath("demo.toml")
+        .read_text()
+        .replace('extends = ["base/', f'extends = ["{PROFILES}/base/')
+        + '\n[env.optional]\nNCCL_CONF_FILE = { pattern = ".*" }\n'
+    )
     code, out, _ = run_cli(runner, "check", "-p", str(profile), "--pid", str(server.pid), "-q")
     assert (code, out) == (0, "verdict: ok - 4 processes match demo@1 (exit 0)\n")
 
@@ -239,8 +288,17 @@ def test_json_document(runner: CliRunner, standin: Callable[..., StandIn]) -> No
     code, out, _ = run_cli(runner, "check", "-p", DEMO, "--pid", str(server.pid), "--json")
     report = json.loads(out)
     assert code == 0
-    assert set(report) == {"envguard", "verdict", "exit_code", "profile", "target", "servers",
-                           "processes", "findings"}  # fmt: skip
+    assert set(report) == {
+        "envguard",
+        "verdict",
+        "exit_code",
+        "profile",
+        "target",
+        "servers",
+        "processes",
+        "findings",
+        "launches",
+    }
     assert report["verdict"] == "ok"
     assert report["profile"]["name"] == "demo" and report["profile"]["version"] == 1
     assert [(p["pid"], p["role"], p["environ"]) for p in report["processes"]] == [

@@ -34,12 +34,18 @@ def test_lines_nccl_misreads_are_explained() -> None:
     values, problems = parse_conf("NCCL_PROTO=LL\r\nNCCL_ALGO = Ring\nNCCL_NTHREADS= 512\n")
     assert values == {"NCCL_PROTO": "LL", "NCCL_ALGO ": " Ring", "NCCL_NTHREADS": " 512"}
     assert problems == [
-        ("NCCL_PROTO", "line 1 ends with CR (\\r): NCCL before 2.30 keeps it in the value; "
-         "save the file with Unix line endings"),
-        ("NCCL_ALGO", "line 2: NCCL does not trim spaces, so this line sets 'NCCL_ALGO ', not "
-         "NCCL_ALGO; remove the spaces"),
+        (
+            "NCCL_PROTO",
+            "line 1 ends with CR (\\r): NCCL before 2.30 keeps it in the value; "
+            "save the file with Unix line endings",
+        ),
+        (
+            "NCCL_ALGO",
+            "line 2: NCCL does not trim spaces, so this line sets 'NCCL_ALGO ', not "
+            "NCCL_ALGO; remove the spaces",
+        ),
         ("NCCL_NTHREADS", "line 3: NCCL keeps the spaces around the value ' 512'; remove them"),
-    ]  # fmt: skip
+    ]
 
 
 @pytest.fixture
@@ -151,10 +157,20 @@ def test_env_plugin_loaded_into_the_process(
 ) -> None:
     library = ctypes.util.find_library("m")
     assert library is not None
-    found = next(p for d in ("/lib", "/usr/lib", "/lib64", "/usr/lib64",
-                             "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-                             "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu")
-                 if (p := Path(d) / library).exists())  # fmt: skip
+    found = next(
+        p
+        for d in (
+            "/lib",
+            "/usr/lib",
+            "/lib64",
+            "/usr/lib64",
+            "/lib/x86_64-linux-gnu",
+            "/usr/lib/x86_64-linux-gnu",
+            "/lib/aarch64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+        )
+        if (p := Path(d) / library).exists()
+    )
     plugin = tmp_path / "hidden" / "libnccl-env.so"
     plugin.parent.mkdir()
     shutil.copy(found, plugin)

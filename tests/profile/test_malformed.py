@@ -14,44 +14,176 @@ HEAD = 'schema_version = 1\nname = "p"\nversion = 1\n'
 
 # (id, file text, the one problem line expected after "<file>: ")
 CASES = [
-    ("toml-syntax", 'schema_version = 1\nname = \n', "TOML syntax error: Invalid value (at line 2, column 8)"),
+    (
+        "toml-syntax",
+        "schema_version = 1\nname = \n",
+        "TOML syntax error: Invalid value (at line 2, column 8)",
+    ),
     ("no-schema-version", 'name = "p"\nversion = 1\n', "schema_version: missing"),
-    ("schema-version-string", 'schema_version = "1"\nname = "p"\nversion = 1\n', "schema_version: must be a positive integer, got '1'"),
-    ("schema-version-zero", 'schema_version = 0\nname = "p"\nversion = 1\n', "schema_version: must be a positive integer, got 0"),
-    ("schema-version-newer", 'schema_version = 2\nname = "p"\nversion = 1\n', "this profile needs a newer envguard (profile format 2; this envguard reads format 1)"),
-    ("no-name", 'schema_version = 1\nversion = 1\n', "name: required key is missing"),
+    (
+        "schema-version-string",
+        'schema_version = "1"\nname = "p"\nversion = 1\n',
+        "schema_version: must be a positive integer, got '1'",
+    ),
+    (
+        "schema-version-zero",
+        'schema_version = 0\nname = "p"\nversion = 1\n',
+        "schema_version: must be a positive integer, got 0",
+    ),
+    (
+        "schema-version-newer",
+        'schema_version = 2\nname = "p"\nversion = 1\n',
+        "this profile needs a newer envguard (profile format 2; this envguard reads format 1)",
+    ),
+    ("no-name", "schema_version = 1\nversion = 1\n", "name: required key is missing"),
     ("no-version", 'schema_version = 1\nname = "p"\n', "version: required key is missing"),
-    ("version-zero", 'schema_version = 1\nname = "p"\nversion = 0\n', "version: Input should be greater than or equal to 1"),
-    ("version-word", 'schema_version = 1\nname = "p"\nversion = "one"\n', "version: Input should be a valid integer, unable to parse string as an integer"),
-    ("name-empty", 'schema_version = 1\nname = ""\nversion = 1\n', "name: String should have at least 1 character"),
-    ("name-spaces", 'schema_version = 1\nname = "my profile"\nversion = 1\n', "name: 'my profile' may hold only letters, digits, '.', '_' and '-'"),
-    ("unknown-top-key", HEAD + 'nmae = "x"\n', "nmae: unknown key; did you mean 'name'? (allowed here: schema_version, name, version, description, extends, server, env)"),
-    ("unknown-env-key", HEAD + '[env]\nrequire = {}\n', "env.require: unknown key; did you mean 'required'? (allowed here: required, optional, forbidden, strict_prefixes)"),
+    (
+        "version-zero",
+        'schema_version = 1\nname = "p"\nversion = 0\n',
+        "version: Input should be greater than or equal to 1",
+    ),
+    (
+        "version-word",
+        'schema_version = 1\nname = "p"\nversion = "one"\n',
+        "version: Input should be a valid integer, unable to parse string as an integer",
+    ),
+    (
+        "name-empty",
+        'schema_version = 1\nname = ""\nversion = 1\n',
+        "name: String should have at least 1 character",
+    ),
+    (
+        "name-spaces",
+        'schema_version = 1\nname = "my profile"\nversion = 1\n',
+        "name: 'my profile' may hold only letters, digits, '.', '_' and '-'",
+    ),
+    (
+        "unknown-top-key",
+        HEAD + 'nmae = "x"\n',
+        "nmae: unknown key; did you mean 'name'? (allowed here: schema_version, name, version, description, extends, server, env)",
+    ),
+    (
+        "unknown-env-key",
+        HEAD + "[env]\nrequire = {}\n",
+        "env.require: unknown key; did you mean 'required'? (allowed here: required, optional, forbidden, strict_prefixes)",
+    ),
     ("server-not-table", HEAD + 'server = "sglang"\n', "server: expected a table, got 'sglang'"),
-    ("server-kind", HEAD + '[server]\nkind = "triton"\n', "server.kind: Input should be 'sglang', 'vllm' or 'generic'"),
-    ("required-bool", HEAD + '[env.required]\nNCCL_PROTO = true\n', "env.required.NCCL_PROTO: a boolean is not an environment value; write NCCL_PROTO = \"1\" (quoted)"),
-    ("required-list", HEAD + '[env.required]\nNCCL_PROTO = ["LL"]\n', "env.required.NCCL_PROTO: expected a string or a table (one_of, min, max, pattern), got ['LL']"),
-    ("required-float", HEAD + '[env.required]\nSGLANG_X = 0.5\n', "env.required.SGLANG_X: expected a string or a table (one_of, min, max, pattern), got 0.5"),
-    ("rule-empty", HEAD + '[env.required]\nNCCL_BUFFSIZE = {}\n', "env.required.NCCL_BUFFSIZE: an empty table requires nothing; give one_of, min, max or pattern"),
-    ("rule-unknown-key", HEAD + '[env.required]\nNCCL_BUFFSIZE = { minimum = 1 }\n', "env.required.NCCL_BUFFSIZE.minimum: unknown key; did you mean 'min'? (allowed here: one_of, min, max, pattern)"),
-    ("rule-min-word", HEAD + '[env.required]\nNCCL_BUFFSIZE = { min = "big" }\n', "env.required.NCCL_BUFFSIZE.min: Input should be a valid integer, unable to parse string as an integer"),
-    ("rule-min-over-max", HEAD + '[env.required]\nNCCL_BUFFSIZE = { min = 9, max = 1 }\n', "env.required.NCCL_BUFFSIZE: min 9 is greater than max 1"),
-    ("rule-one-of-empty", HEAD + '[env.required]\nNCCL_ALGO = { one_of = [] }\n', "env.required.NCCL_ALGO.one_of: an empty list accepts no value"),
-    ("rule-bad-pattern", HEAD + '[env.required]\nSGLANG_X = { pattern = "(" }\n', "env.required.SGLANG_X.pattern: not a valid regular expression: missing ), unterminated subpattern at position 0"),
-    ("rule-min-on-list", HEAD + '[env.required]\nNCCL_PROTO = { min = 1 }\n', "env.required.NCCL_PROTO: min/max compare integers, but NCCL_PROTO is not an integer variable"),
-    ("misspelled-required", HEAD + '[env.required]\nNCCL_PRTO = "LL"\n', "env.required.NCCL_PRTO: NCCL does not read NCCL_PRTO; did you mean NCCL_PROTO?"),
-    ("misspelled-forbidden", HEAD + '[env]\nforbidden = ["NCCL_GRAPH_FLE"]\n', "env.forbidden[0]: NCCL does not read NCCL_GRAPH_FLE; did you mean NCCL_GRAPH_FILE?"),
-    ("suffix-buffsize", HEAD + '[env.required]\nNCCL_BUFFSIZE = "16M"\n', "env.required.NCCL_BUFFSIZE: '16M' is not what it looks like to NCCL: NCCL reads '16M' as 16 (trailing 'M' is dropped)"),
-    ("lowercase-level", HEAD + '[env.required]\nNCCL_P2P_LEVEL = "sys"\n', "env.required.NCCL_P2P_LEVEL: 'sys' is not what it looks like to NCCL: NCCL matches level names case-sensitively: 'sys' is ignored; write SYS"),
-    ("lowercase-level-one-of", HEAD + '[env.required]\nNCCL_P2P_LEVEL = { one_of = ["SYS", "phb"] }\n', "env.required.NCCL_P2P_LEVEL.one_of[1]: 'phb' is not what it looks like to NCCL: NCCL matches level names case-sensitively: 'phb' is ignored; write PHB"),
-    ("unknown-proto", HEAD + '[env.required]\nNCCL_PROTO = "LL,Fast"\n', "env.required.NCCL_PROTO: 'LL,Fast' is not what it looks like to NCCL: unknown 'Fast' in NCCL_PROTO: NCCL 2.24+ fails setup, older versions skip it silently; legal: LL, LL128, Simple"),
-    ("bad-var-name", HEAD + '[env.required]\n"BAD-NAME" = "1"\n', "env.required.BAD-NAME: 'BAD-NAME' is not a valid environment variable name"),
-    ("forbidden-string", HEAD + '[env]\nforbidden = "CUDA_LAUNCH_BLOCKING"\n', "env.forbidden: expected a list, got 'CUDA_LAUNCH_BLOCKING'"),
-    ("strict-prefix-dash", HEAD + '[env]\nstrict_prefixes = ["NCCL-"]\n', "env.strict_prefixes[0]: 'NCCL-' is not a variable-name prefix"),
-    ("required-and-forbidden", HEAD + '[env]\nforbidden = ["NCCL_ALGO"]\n[env.required]\nNCCL_ALGO = "Ring"\n', "env: NCCL_ALGO is both required and forbidden (check the `extends` chain)"),
-    ("extends-string", HEAD + 'extends = "base.toml"\n', "extends: expected a list, got 'base.toml'"),
-    ("extends-missing", HEAD + 'extends = ["base/none.toml"]\n', "extends[0]: 'base/none.toml' not found"),
-]  # fmt: skip
+    (
+        "server-kind",
+        HEAD + '[server]\nkind = "triton"\n',
+        "server.kind: Input should be 'sglang', 'vllm' or 'generic'",
+    ),
+    (
+        "required-bool",
+        HEAD + "[env.required]\nNCCL_PROTO = true\n",
+        'env.required.NCCL_PROTO: a boolean is not an environment value; write NCCL_PROTO = "1" (quoted)',
+    ),
+    (
+        "required-list",
+        HEAD + '[env.required]\nNCCL_PROTO = ["LL"]\n',
+        "env.required.NCCL_PROTO: expected a string or a table (one_of, min, max, pattern), got ['LL']",
+    ),
+    (
+        "required-float",
+        HEAD + "[env.required]\nSGLANG_X = 0.5\n",
+        "env.required.SGLANG_X: expected a string or a table (one_of, min, max, pattern), got 0.5",
+    ),
+    (
+        "rule-empty",
+        HEAD + "[env.required]\nNCCL_BUFFSIZE = {}\n",
+        "env.required.NCCL_BUFFSIZE: an empty table requires nothing; give one_of, min, max or pattern",
+    ),
+    (
+        "rule-unknown-key",
+        HEAD + "[env.required]\nNCCL_BUFFSIZE = { minimum = 1 }\n",
+        "env.required.NCCL_BUFFSIZE.minimum: unknown key; did you mean 'min'? (allowed here: one_of, min, max, pattern)",
+    ),
+    (
+        "rule-min-word",
+        HEAD + '[env.required]\nNCCL_BUFFSIZE = { min = "big" }\n',
+        "env.required.NCCL_BUFFSIZE.min: Input should be a valid integer, unable to parse string as an integer",
+    ),
+    (
+        "rule-min-over-max",
+        HEAD + "[env.required]\nNCCL_BUFFSIZE = { min = 9, max = 1 }\n",
+        "env.required.NCCL_BUFFSIZE: min 9 is greater than max 1",
+    ),
+    (
+        "rule-one-of-empty",
+        HEAD + "[env.required]\nNCCL_ALGO = { one_of = [] }\n",
+        "env.required.NCCL_ALGO.one_of: an empty list accepts no value",
+    ),
+    (
+        "rule-bad-pattern",
+        HEAD + '[env.required]\nSGLANG_X = { pattern = "(" }\n',
+        "env.required.SGLANG_X.pattern: not a valid regular expression: missing ), unterminated subpattern at position 0",
+    ),
+    (
+        "rule-min-on-list",
+        HEAD + "[env.required]\nNCCL_PROTO = { min = 1 }\n",
+        "env.required.NCCL_PROTO: min/max compare integers, but NCCL_PROTO is not an integer variable",
+    ),
+    (
+        "misspelled-required",
+        HEAD + '[env.required]\nNCCL_PRTO = "LL"\n',
+        "env.required.NCCL_PRTO: NCCL does not read NCCL_PRTO; did you mean NCCL_PROTO?",
+    ),
+    (
+        "misspelled-forbidden",
+        HEAD + '[env]\nforbidden = ["NCCL_GRAPH_FLE"]\n',
+        "env.forbidden[0]: NCCL does not read NCCL_GRAPH_FLE; did you mean NCCL_GRAPH_FILE?",
+    ),
+    (
+        "suffix-buffsize",
+        HEAD + '[env.required]\nNCCL_BUFFSIZE = "16M"\n',
+        "env.required.NCCL_BUFFSIZE: '16M' is not what it looks like to NCCL: NCCL reads '16M' as 16 (trailing 'M' is dropped)",
+    ),
+    (
+        "lowercase-level",
+        HEAD + '[env.required]\nNCCL_P2P_LEVEL = "sys"\n',
+        "env.required.NCCL_P2P_LEVEL: 'sys' is not what it looks like to NCCL: NCCL matches level names case-sensitively: 'sys' is ignored; write SYS",
+    ),
+    (
+        "lowercase-level-one-of",
+        HEAD + '[env.required]\nNCCL_P2P_LEVEL = { one_of = ["SYS", "phb"] }\n',
+        "env.required.NCCL_P2P_LEVEL.one_of[1]: 'phb' is not what it looks like to NCCL: NCCL matches level names case-sensitively: 'phb' is ignored; write PHB",
+    ),
+    (
+        "unknown-proto",
+        HEAD + '[env.required]\nNCCL_PROTO = "LL,Fast"\n',
+        "env.required.NCCL_PROTO: 'LL,Fast' is not what it looks like to NCCL: unknown 'Fast' in NCCL_PROTO: NCCL 2.24+ fails setup, older versions skip it silently; legal: LL, LL128, Simple",
+    ),
+    (
+        "bad-var-name",
+        HEAD + '[env.required]\n"BAD-NAME" = "1"\n',
+        "env.required.BAD-NAME: 'BAD-NAME' is not a valid environment variable name",
+    ),
+    (
+        "forbidden-string",
+        HEAD + '[env]\nforbidden = "CUDA_LAUNCH_BLOCKING"\n',
+        "env.forbidden: expected a list, got 'CUDA_LAUNCH_BLOCKING'",
+    ),
+    (
+        "strict-prefix-dash",
+        HEAD + '[env]\nstrict_prefixes = ["NCCL-"]\n',
+        "env.strict_prefixes[0]: 'NCCL-' is not a variable-name prefix",
+    ),
+    (
+        "required-and-forbidden",
+        HEAD + '[env]\nforbidden = ["NCCL_ALGO"]\n[env.required]\nNCCL_ALGO = "Ring"\n',
+        "env: NCCL_ALGO is both required and forbidden (check the `extends` chain)",
+    ),
+    (
+        "extends-string",
+        HEAD + 'extends = "base.toml"\n',
+        "extends: expected a list, got 'base.toml'",
+    ),
+    (
+        "extends-missing",
+        HEAD + 'extends = ["base/none.toml"]\n',
+        "extends[0]: 'base/none.toml' not found",
+    ),
+]
 
 
 @pytest.mark.parametrize(("text", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])

@@ -9,6 +9,7 @@ import click
 
 from envguard.errors import ExitCode
 from envguard.evaluation.findings import Finding, Verdict, verdict
+from envguard.probes.launch import LaunchObservation
 from envguard.probes.observe import ProcessObservation
 from envguard.probes.target import Target
 from envguard.profile.loader import LoadedProfile
@@ -23,6 +24,7 @@ class CheckReport:
     server_pids: tuple[int, ...]
     processes: tuple[ProcessObservation, ...]
     findings: tuple[Finding, ...]
+    launches: tuple[LaunchObservation, ...] = ()  # when the profile has server flags
 
     @property
     def verdict(self) -> Verdict:
@@ -53,14 +55,26 @@ def check(
     from envguard.profile.loader import load_profile
 
     loaded = load_profile(profile_path)
+    server = loaded.profile.server
     pids = resolve(target, every_match=every_match)
     processes: list[ProcessObservation] = []
     findings: list[Finding] = []
+    launches: list[LaunchObservation] = []
     for pid in pids:
         observation = observe(pid, config_root=config_root)
         processes += observation.processes
         findings += evaluate(loaded.profile, observation)
-    return CheckReport(loaded, target, tuple(pids), tuple(processes), tuple(findings))
+        if server.kind != "generic" and (server.flags or server.forbidden_flags):
+            from envguard.evaluation.flags import evaluate_flags
+            from envguard.probes.launch import observe_launch
+
+            launcher = observation.processes[0].process
+            launch = observe_launch(launcher, version=server.version, config_root=config_root)
+            launches.append(launch)
+            findings += evaluate_flags(server, launch, launcher.role)
+    return CheckReport(
+        loaded, target, tuple(pids), tuple(processes), tuple(findings), tuple(launches)
+    )
 
 
 @click.command("check")

@@ -13,6 +13,7 @@ FindingKind = Literal[
     "misspelled",  # an NCCL-looking name NCCL does not read, close to one it does
     "misread",  # a value NCCL reads differently from how it looks
     "inconsistent",  # ranks of one server disagree
+    "rejected",  # the server's parser refuses its command line
     "unverifiable",  # the setting cannot be known from outside
 ]
 

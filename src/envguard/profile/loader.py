@@ -184,8 +184,8 @@ def _to_profile(raw: dict[str, Any]) -> Profile:
     return validation.to_profile(raw)
 
 
-_UNION_LISTS = ("forbidden", "strict_prefixes")
-_RULE_TABLES = (("env", "required"), ("env", "optional"))
+_UNION_LISTS = ("forbidden", "strict_prefixes", "forbidden_flags")
+_RULE_TABLES = (("env", "required"), ("env", "optional"), ("server", "flags"))
 
 
 def _merge(

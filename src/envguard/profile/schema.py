@@ -6,7 +6,8 @@ them on load (`__pydantic_config__`) and exports the JSON Schema (`envguard prof
 
 Format history (bump SCHEMA_VERSION and add a line when the format changes):
   1 - name, version, description, extends, [server] kind,
-      [env] required / optional / forbidden / strict_prefixes.
+      [env] required / optional / forbidden / strict_prefixes,
+      [server] version / flags / forbidden_flags.
 """
 
 from __future__ import annotations
@@ -42,6 +43,26 @@ class ValueRule:
 RequiredValue = str | int | ValueRule
 
 
+Scalar = str | int | float | bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlagRule:
+    """A server flag given as a table: every condition given must hold."""
+
+    __pydantic_config__ = _STRICT
+
+    one_of: tuple[Scalar, ...] | None = None
+    """The flag's value must be one of these (typed as the server types it)."""
+    min: float | None = None
+    """Lowest accepted number."""
+    max: float | None = None
+    """Highest accepted number."""
+
+
+FlagValue = Scalar | tuple[Scalar, ...] | FlagRule
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerSection:
     """The server the profile describes."""
@@ -50,6 +71,14 @@ class ServerSection:
 
     kind: Literal["sglang", "vllm", "generic"] = "generic"
     """sglang, vllm, or generic (any other command)."""
+    version: str | None = None
+    """Server version whose flag catalog applies; unset: the version the server imports."""
+    flags: dict[str, FlagValue] = field(default_factory=dict)
+    """Server flags by any spelling (tp-size, --tp-size, tp_size): the value the server must
+    run with, typed as it parses it. A value equal to the default is satisfied by omission;
+    `true` for a switch means it is given."""
+    forbidden_flags: tuple[str, ...] = ()
+    """Flags that must not be given (on the command line or in its --config file)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

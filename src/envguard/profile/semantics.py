@@ -46,6 +46,11 @@ def conflicts(profile: Profile) -> list[str]:
             f"env: {name} is both {first} and {second} (check the `extends` chain)"
             for name in sorted(names)
         ]
+    # Flags are checked once merged: a leaf may give flags for the kind its base names.
+    if profile.server.flags or profile.server.forbidden_flags:
+        from envguard.flags.expect import profile_flag_problems
+
+        found += profile_flag_problems(profile.server)
     return found
 
 

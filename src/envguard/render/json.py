@@ -12,6 +12,7 @@ from envguard.knowledge.nccl import is_nccl_name
 
 if TYPE_CHECKING:
     from envguard.commands.check import CheckReport
+    from envguard.probes.launch import LaunchObservation
     from envguard.probes.observe import ProcessObservation
 
 
@@ -42,6 +43,37 @@ def check_dict(report: CheckReport) -> dict[str, Any]:
             for p in report.processes
         ],
         "findings": [dataclasses.asdict(f) for f in report.findings],
+        "launches": [launch_dict(launch) for launch in report.launches],
+    }
+
+
+def launch_dict(observed: LaunchObservation) -> dict[str, Any]:
+    from envguard.evaluation.flags import value_for_display
+
+    launch, parsed, catalog = observed.launch, observed.parsed, observed.catalog
+    if launch is None or parsed is None or catalog is None:
+        return {"pid": observed.pid, "recognised": False}
+    return {
+        "pid": observed.pid,
+        "recognised": True,
+        "server": launch.server,
+        "program": launch.program,
+        "installed_version": observed.installed.version if observed.installed else None,
+        "installed_version_from": observed.installed.where if observed.installed else None,
+        "catalog": catalog.label,
+        "catalog_note": observed.catalog_note,
+        "ok": parsed.ok,
+        "error": parsed.error,
+        "notes": list(parsed.notes),
+        "flags": {
+            dest: {
+                "value": value_for_display(dest, flag.value),
+                "spelling": flag.spelling,
+                "source": flag.origin,
+            }
+            for dest, flag in parsed.non_default().items()
+        },
+        "server_info": observed.server_info_state,
     }
 
 

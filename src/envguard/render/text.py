@@ -52,6 +52,7 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
         f"envguard check: profile {report.profile.label} ({report.profile.path}), "
         f"{report.target.describe()}, {nprocs} processes"
     ]
+    lines += _launch_lines(report)
     # Group by process; processes with identical findings share one block, so eight
     # schedulers missing the same variable read as one block, not eight.
     blocks: dict[tuple[tuple[str, ...], ...], list[str]] = {}
@@ -78,3 +79,19 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
         lines += ["", "ok: " + ", ".join(clean)]
     lines += ["", last]
     return "\n".join(lines)
+
+
+def _launch_lines(report: CheckReport) -> list[str]:
+    lines = []
+    for observed in report.launches:
+        if observed.launch is not None and observed.catalog is not None:
+            installed = observed.installed
+            found = f"{installed.version} ({installed.where})" if installed else "version not found"
+            lines.append(
+                f"launch: {observed.launch.program} (pid {observed.pid}), installed "
+                f"{observed.launch.server} {found}, flags read with {observed.catalog.label}; "
+                f"/server_info {observed.server_info_state}"
+            )
+        if observed.catalog_note:
+            lines.append(f"note: {observed.catalog_note}")
+    return lines

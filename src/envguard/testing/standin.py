@@ -36,12 +36,20 @@ def worker(title: str, parent_pid: int, ready: Connection) -> None:
         time.sleep(0.1)
 
 
-def _serve_health(port: int) -> None:
+def _serve_health(port: int, server_info: str | None) -> None:
     import http.server
     import threading
 
     class Health(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            if self.path == "/server_info" and server_info is not None:
+                body = server_info.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             code = 200 if self.path in ("/health", "/health_generate") else 404
             self.send_response(code)
             self.end_headers()
@@ -66,6 +74,7 @@ def main(argv: list[str] | None = None) -> None:
         help="set NAME=VALUE in the environment of one scheduler only",
     )
     parser.add_argument("--title-prefix", default="sglang::")
+    parser.add_argument("--server-info", metavar="JSON", help="serve this at GET /server_info")
     args = parser.parse_args(argv)
 
     # What SGLang's _set_envs_and_config does before starting workers (0.5.10+).
@@ -93,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     for _, receive in children:
         receive.recv()
     if args.port:
-        _serve_health(args.port)
+        _serve_health(args.port, args.server_info)
 
     def stop(signum: int, frame: object) -> None:
         for child, _ in children:

@@ -1,0 +1,165 @@
+"""Evaluate a server's launch (flags parsed as the server parses them) against a profile."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from envguard.evaluation.findings import Finding, FindingKind
+from envguard.flags.argv import FlagValue
+from envguard.flags.expect import Expectation, FlagSpecError, expectation, render, resolve
+from envguard.knowledge.namespaces import REDACTED, looks_secret
+from envguard.probes.launch import LaunchObservation
+from envguard.profile.schema import ServerSection
+
+
+def evaluate_flags(server: ServerSection, observed: LaunchObservation, role: str) -> list[Finding]:
+    pid = observed.pid
+
+    def make(
+        kind: FindingKind,
+        subject: str,
+        expected: str | None,
+        actual: str | None,
+        source: str | None,
+        hint: str,
+    ) -> Finding:
+        return Finding(kind, subject, pid, role, expected, actual, source, hint)
+
+    return [make(*draft) for draft in _drafts(server, observed)]
+
+
+Draft = tuple[FindingKind, str, str | None, str | None, str | None, str]
+
+
+def _drafts(server: ServerSection, observed: LaunchObservation) -> Iterator[Draft]:
+    launch, parsed, catalog = observed.launch, observed.parsed, observed.catalog
+    if launch is None or parsed is None or catalog is None:
+        yield (
+            "unverifiable",
+            "command line",
+            f"a {server.kind} launch",
+            "not recognised",
+            f"/proc/{observed.pid}/cmdline",
+            "target the server's launcher (python -m sglang.launch_server, sglang serve, "
+            "vllm serve, python -m vllm.entrypoints.openai.api_server)",
+        )
+        return
+    if launch.server != server.kind:
+        yield (
+            "mismatch",
+            "server kind",
+            server.kind,
+            launch.server,
+            launch.program,
+            "the profile describes another server; check the profile or the target",
+        )
+        return
+    if parsed.error is not None:
+        yield (
+            "rejected",
+            "command line",
+            None,
+            parsed.error,
+            f"{catalog.label} parser",
+            f"{catalog.label} refuses this command line, so a server of that version would "
+            "not have started with it; if the server runs another version, set [server] "
+            "version in the profile",
+        )
+        return
+    for note in parsed.notes:
+        yield ("misread", "--config", None, None, "cmdline", note)
+    for key, spec in server.flags.items():
+        try:
+            expected = expectation(catalog, key, spec)
+        except FlagSpecError as exc:
+            yield (
+                "unverifiable",
+                key,
+                None,
+                None,
+                catalog.label,
+                f"{exc}; update the profile for this server version",
+            )
+            continue
+        yield from _flag_drafts(expected, parsed.values[expected.option.dest], observed)
+    for key in server.forbidden_flags:
+        try:
+            option = resolve(catalog, key)
+        except FlagSpecError as exc:
+            yield ("unverifiable", key, None, None, catalog.label, str(exc))
+            continue
+        flag = parsed.values[option.dest]
+        if flag.given:
+            yield (
+                "forbidden",
+                option.long_name,
+                "not given",
+                _actual(flag),
+                _source(flag, parsed.config_file),
+                f"remove {flag.spelling} from the launch command",
+            )
+
+
+def _flag_drafts(
+    expected: Expectation, flag: FlagValue, observed: LaunchObservation
+) -> Iterator[Draft]:
+    option = expected.option
+    name = option.long_name
+    info = observed.server_info or {}
+    config_file = observed.parsed.config_file if observed.parsed else None
+    want = _secret(option.dest, expected.describe())
+    if flag.given and not expected.accepts(flag.value):
+        yield (
+            "mismatch",
+            name,
+            want,
+            _actual(flag),
+            _source(flag, config_file),
+            f"launch with {name} {want}",
+        )
+        return
+    if not flag.given and not expected.accepts(flag.value):
+        if option.dest in info and expected.accepts(info[option.dest]):
+            return  # the server resolved it to the expected value itself
+        yield (
+            "missing",
+            name,
+            want,
+            f"not given (default {_secret(option.dest, render(flag.value))})",
+            "default",
+            f"add {name} {want} to the launch command",
+        )
+        return
+    if option.dest in info and not expected.accepts(info[option.dest]):
+        yield (
+            "mismatch",
+            name,
+            want,
+            _secret(option.dest, render(info[option.dest])),
+            "/server_info",
+            "the server resolved this flag to another value than its "
+            "command line says; check its log for the adjustment",
+        )
+
+
+def _secret(dest: str, text: str) -> str:
+    return REDACTED if looks_secret(dest) else text
+
+
+def _actual(flag: FlagValue) -> str:
+    value = _secret(flag.dest, render(flag.value))
+    return f"{value} (as {flag.spelling})" if flag.spelling else value
+
+
+def _source(flag: FlagValue, config_file: str | None) -> str:
+    if flag.origin == "config":
+        return f"--config {config_file}"
+    return flag.origin
+
+
+def value_for_display(dest: str, value: Any) -> Any:
+    """A parsed value safe to print or store: secrets redacted, JSON-able."""
+    if looks_secret(dest) and value not in (None, "", [], False):
+        return REDACTED
+    return value

@@ -1,0 +1,1 @@
+"""A stand-in `sglang` package for tests: only `python -m sglang.launch_server` exists."""
