@@ -21,6 +21,24 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILE = REPO / "profiles" / "demo.toml"
+SEED = REPO / "profiles" / "kimi-k2.5-int4-tp8.toml"
+FAKE_SITE = REPO / "tests" / "data" / "fake_site"
+SEED_LAUNCH = [
+    "--model-path",
+    "/shared/kimi-k2.5-int4",
+    "--trust-remote-code",
+    "--tp",
+    "8",
+    "--mem-frac",
+    "0.88",
+    "--host",
+    "0.0.0.0",
+    "--port",
+    "8000",
+    "--num-continuous-decode-steps",
+    "4",
+    "--disable-custom-all-reduce",
+]
 TUNED = {
     "NCCL_PROTO": "LL",
     "NCCL_ALGO": "Ring",
@@ -53,25 +71,44 @@ def main() -> None:
     )
     assert server.stdout is not None
     pid = int(server.stdout.readline().split()[1])
+    # The seed's launch line as a real process (tests/data/fake_site), for the flags path.
+    launch = subprocess.Popen(
+        [sys.executable, "-m", "sglang.launch_server", *SEED_LAUNCH],
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "SPT_NOENV": "1",
+            "PYTHONPATH": str(FAKE_SITE),
+            "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1",
+            **TUNED,
+        },
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert launch.stdout is not None
+    launch_pid = int(launch.stdout.readline().split()[1])
     cache = tempfile.mkdtemp(prefix="envguard-bench-")
     env = {**os.environ, "ENVGUARD_CACHE_DIR": cache}
     script = Path(sys.executable).with_name("envguard")
     envguard = [str(script)] if script.exists() else [sys.executable, "-m", "envguard"]
     check = [*envguard, "check", "-p", str(PROFILE), "--pid", str(pid), "--quiet"]
+    seed = [*envguard, "check", "-p", str(SEED), "--pid", str(launch_pid), "--quiet"]
     baseline = [sys.executable, "-c", "pass"]
     try:
         nprocs = 1 + len(
             subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
         )
         timed(check, env)  # fills the profile cache, as the first cron run would
-        base_times, warm_times, cold_times = [], [], []
+        timed(seed, env)
+        base_times, warm_times, cold_times, seed_times = [], [], [], []
         for _ in range(args.rounds):
             base_times.append(timed(baseline, env))
             warm_times.append(timed(check, env))
             cold_times.append(timed(check, {**env, "ENVGUARD_NO_CACHE": "1"}))
+            seed_times.append(timed(seed, env))
     finally:
-        server.terminate()
-        server.wait()
+        for process in (server, launch):
+            process.terminate()
+            process.wait()
         shutil.rmtree(cache, ignore_errors=True)
 
     base = statistics.median(base_times)
@@ -79,6 +116,7 @@ def main() -> None:
         ("python -c pass", base),
         (f"envguard check, {nprocs} processes, warm cache", statistics.median(warm_times)),
         ("envguard check, no profile cache", statistics.median(cold_times)),
+        ("envguard check, seed profile + SGLang flags", statistics.median(seed_times)),
     ]
     print(f"{args.rounds} interleaved rounds, Python {sys.version.split()[0]}")
     for label, value in rows:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from envguard.errors import ExitCode
-from envguard.flags.argv import ParsedCommandLine
+
+if TYPE_CHECKING:
+    from envguard.flags.argv import ParsedCommandLine
 
 
 def read_args(

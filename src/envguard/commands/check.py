@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from envguard.errors import ExitCode
 from envguard.evaluation.findings import Finding, Verdict, verdict
-from envguard.probes.launch import LaunchObservation
 from envguard.probes.observe import ProcessObservation
 from envguard.probes.target import Target
 from envguard.profile.loader import LoadedProfile
+
+if TYPE_CHECKING:  # flags machinery (argparse, catalogs) loads only for profiles with flags
+    from envguard.probes.launch import LaunchObservation
 
 
 @dataclass(frozen=True, slots=True)
