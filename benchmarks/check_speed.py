@@ -19,34 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from envguard.testing.seed import SEED_LAUNCH
+from envguard.testing.seed import TUNED_NCCL as TUNED
+
 REPO = Path(__file__).resolve().parent.parent
 PROFILE = REPO / "profiles" / "demo.toml"
 SEED = REPO / "profiles" / "kimi-k2.5-int4-tp8.toml"
 FAKE_SITE = REPO / "tests" / "data" / "fake_site"
-SEED_LAUNCH = [
-    "--model-path",
-    "/shared/kimi-k2.5-int4",
-    "--trust-remote-code",
-    "--tp",
-    "8",
-    "--mem-frac",
-    "0.88",
-    "--host",
-    "0.0.0.0",
-    "--port",
-    "8000",
-    "--num-continuous-decode-steps",
-    "4",
-    "--disable-custom-all-reduce",
-]
-TUNED = {
-    "NCCL_PROTO": "LL",
-    "NCCL_ALGO": "Ring",
-    "NCCL_P2P_LEVEL": "SYS",
-    "NCCL_MAX_NCHANNELS": "16",
-    "NCCL_BUFFSIZE": "16777216",
-    "NCCL_NTHREADS": "512",
-}
 
 
 def timed(argv: list[str], env: dict[str, str]) -> float:

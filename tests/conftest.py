@@ -16,15 +16,7 @@ from click.testing import CliRunner
 REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "profiles"
 
-# The seed's tuned values (shared/seeds/): the environment a compliant server has.
-TUNED = {
-    "NCCL_PROTO": "LL",
-    "NCCL_ALGO": "Ring",
-    "NCCL_P2P_LEVEL": "SYS",
-    "NCCL_MAX_NCHANNELS": "16",
-    "NCCL_BUFFSIZE": "16777216",
-    "NCCL_NTHREADS": "512",
-}
+from envguard.testing.seed import TUNED_NCCL as TUNED  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

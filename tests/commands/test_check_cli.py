@@ -10,6 +10,7 @@ import psutil
 import pytest
 from click.testing import CliRunner
 
+from envguard.testing.seed import SEED_LAUNCH
 from tests.conftest import FAKE_SITE, PROFILES, TUNED, StandIn, run_cli
 
 DEMO = str(PROFILES / "demo.toml")
@@ -44,24 +45,6 @@ def test_compliant_server_passes(runner: CliRunner, standin: Callable[..., Stand
         "\n"
         "verdict: ok - 5 processes match demo@1 (exit 0)\n"
     )
-
-
-SEED_LAUNCH = [
-    "--model-path",
-    "/shared/kimi-k2.5-int4",
-    "--trust-remote-code",
-    "--tp-size",
-    "8",
-    "--mem-fraction-static",
-    "0.88",
-    "--host",
-    "0.0.0.0",
-    "--port",
-    "8000",
-    "--num-continuous-decode-steps",
-    "4",
-    "--disable-custom-all-reduce",
-]
 
 
 def test_the_seed_story_lost_tuning_is_drift(

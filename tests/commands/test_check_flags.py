@@ -39,6 +39,13 @@ def seed_on(port: int, write_profile: Callable[..., Path], extra: str = "") -> P
     )
 
 
+def sglang_profile(write_profile: Callable[..., Path], server_toml: str) -> Path:
+    """A profile for kind sglang; `server_toml` continues its [server] table."""
+    return write_profile(
+        f'schema_version = 1\nname = "p"\nversion = 1\n[server]\nkind = "sglang"\n{server_toml}'
+    )
+
+
 def flag_findings(out: str) -> list[tuple[str, str, str | None, str | None, str | None]]:
     return [
         (f["kind"], f["subject"], f["expected"], f["actual"], f["source"])
@@ -109,9 +116,9 @@ def test_a_default_value_is_satisfied_by_omission_and_a_missing_one_is_not(
     runner: CliRunner, fake_sglang: Callable[..., StandIn], write_profile: Callable[..., Path]
 ) -> None:
     server = fake_sglang("--model-path", "m")
-    profile = write_profile(
-        'schema_version = 1\nname = "p"\nversion = 1\n[server]\nkind = "sglang"\n'
-        '[server.flags]\nschedule-policy = "fcfs"\nport = 30000\nmem-fraction-static = 0.88\n'
+    profile = sglang_profile(
+        write_profile,
+        '[server.flags]\nschedule-policy = "fcfs"\nport = 30000\nmem-fraction-static = 0.88\n',
     )
     code, out, _ = run_cli(runner, "check", "-p", str(profile), "--pid", str(server.pid), "--json")
     assert code == 1
@@ -134,10 +141,10 @@ def test_server_info_resolves_what_the_command_line_leaves_out(
         str(port),
         env={"STANDIN_SERVER_INFO": json.dumps(info), "STANDIN_HTTP": "1"},
     )
-    profile = write_profile(
-        'schema_version = 1\nname = "p"\nversion = 1\n[server]\nkind = "sglang"\n'
+    profile = sglang_profile(
+        write_profile,
         f"[server.flags]\ntp-size = 8\nmem-fraction-static = 0.88\nport = {port}\n"
-        'api-key = "sk-live-OTHER"\n'
+        'api-key = "sk-live-OTHER"\n',
     )
     code, out, err = run_cli(
         runner, "check", "-p", str(profile), "--pid", str(server.pid), "--json"
@@ -160,9 +167,8 @@ def test_forbidden_flag_from_the_config_file(
 ) -> None:
     (tmp_path / "serve.yaml").write_text("disable-radix-cache: true\ntp-size: 8\n")
     server = fake_sglang("--model-path", "m", "--config", str(tmp_path / "serve.yaml"))
-    profile = write_profile(
-        'schema_version = 1\nname = "p"\nversion = 1\n[server]\nkind = "sglang"\n'
-        'forbidden_flags = ["--disable-radix-cache"]\n[server.flags]\ntp-size = 8\n'
+    profile = sglang_profile(
+        write_profile, 'forbidden_flags = ["--disable-radix-cache"]\n[server.flags]\ntp-size = 8\n'
     )
     code, out, _ = run_cli(runner, "check", "-p", str(profile), "--pid", str(server.pid), "--json")
     assert code == 1
@@ -180,10 +186,7 @@ def test_forbidden_flag_from_the_config_file(
 def test_rejected_command_line_and_ignored_config(
     runner: CliRunner, fake_sglang: Callable[..., StandIn], write_profile: Callable[..., Path]
 ) -> None:
-    profile = write_profile(
-        'schema_version = 1\nname = "p"\nversion = 1\n[server]\nkind = "sglang"\n'
-        "[server.flags]\ntp-size = 1\n"
-    )
+    profile = sglang_profile(write_profile, "[server.flags]\ntp-size = 1\n")
     ambiguous = fake_sglang("--model-path", "m", "--pp", "2")
     code, out, _ = run_cli(
         runner, "check", "-p", str(profile), "--pid", str(ambiguous.pid), "--json"
@@ -222,10 +225,7 @@ def test_version_without_a_catalog_uses_the_nearest(
     metadata = site / "sglang-0.5.12.dist-info" / "METADATA"
     metadata.write_text(metadata.read_text().replace("0.5.23", "0.5.12"))
     server = fake_sglang("--model-path", "m", "--tp", "2", site=site)
-    profile = write_profile(
-        'schema_version = 1\nname = "p"\nversion = 1\n[server]\nkind = "sglang"\n'
-        "[server.flags]\ntp-size = 2\n"
-    )
+    profile = sglang_profile(write_profile, "[server.flags]\ntp-size = 2\n")
     code, out, _ = run_cli(runner, "check", "-p", str(profile), "--pid", str(server.pid))
     assert code == 0, out
     assert (
@@ -238,10 +238,7 @@ def test_not_a_server_launch_is_unverifiable(
     runner: CliRunner, standin: Callable[..., StandIn], write_profile: Callable[..., Path]
 ) -> None:
     server = standin({}, "--schedulers", "1")
-    profile = write_profile(
-        'schema_version = 1\nname = "p"\nversion = 1\n[server]\nkind = "sglang"\n'
-        "[server.flags]\ntp-size = 2\n"
-    )
+    profile = sglang_profile(write_profile, "[server.flags]\ntp-size = 2\n")
     code, out, _ = run_cli(runner, "check", "-p", str(profile), "--pid", str(server.pid), "--json")
     assert code == 3
     assert flag_findings(out) == [
