@@ -21,6 +21,7 @@ from pathlib import Path
 
 from envguard.testing.seed import SEED_LAUNCH
 from envguard.testing.seed import TUNED_NCCL as TUNED
+from envguard.testing.standin import wait_ready
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILE = REPO / "profiles" / "demo.toml"
@@ -49,7 +50,7 @@ def main() -> None:
         text=True,
     )
     assert server.stdout is not None
-    pid = int(server.stdout.readline().split()[1])
+    pid = wait_ready(server.stdout)
     # The seed's launch line as a real process (tests/data/fake_site), for the flags path.
     launch = subprocess.Popen(
         [sys.executable, "-m", "sglang.launch_server", *SEED_LAUNCH],
@@ -64,7 +65,7 @@ def main() -> None:
         text=True,
     )
     assert launch.stdout is not None
-    launch_pid = int(launch.stdout.readline().split()[1])
+    launch_pid = wait_ready(launch.stdout)
     cache = tempfile.mkdtemp(prefix="envguard-bench-")
     env = {**os.environ, "ENVGUARD_CACHE_DIR": cache}
     script = Path(sys.executable).with_name("envguard")

@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "profiles"
 
 from envguard.testing.seed import TUNED_NCCL as TUNED  # noqa: E402
+from envguard.testing.standin import wait_ready  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -56,9 +57,9 @@ def standin() -> Iterator[Callable[..., StandIn]]:
         )
         started.append(process)
         assert process.stdout is not None
-        line = process.stdout.readline()
-        assert line.startswith("ready "), f"stand-in did not start: {line!r}"
-        return StandIn(process, int(line.split()[1]))
+        pid = wait_ready(process.stdout)
+        assert pid, "the stand-in exited before it was ready"
+        return StandIn(process, pid)
 
     yield start
     for process in started:

@@ -26,6 +26,7 @@ def simple(option: Option) -> bool:
         option.kind == "value"
         and option.nargs is None
         and option.action is None
+        and option.stores is None  # a retired flag: what it stores is not a command-line value
         and bool(option.strings)
         and (option.choices is not None or option.type in ("int", "float", "str"))
     )
@@ -66,7 +67,7 @@ def canonical(parsed: Any, cat: Catalog) -> list[str]:
     """The parse written back as argv: first long spelling, typed values rendered."""
     argv: list[str] = []
     for dest, flag in parsed.non_default().items():
-        option = cat.by_dest[dest]
+        option = cat.by_string[flag.option] if flag.option else cat.by_dest[dest]
         if not option.strings:
             argv.insert(0, render(flag.value))
         elif option.kind == "negatable":

@@ -20,7 +20,9 @@ def _start_standin(environ: dict[str, str]) -> subprocess.Popen[str]:
         text=True,
     )
     assert process.stdout is not None
-    if not process.stdout.readline().startswith("ready"):
+    from envguard.testing.standin import wait_ready
+
+    if not wait_ready(process.stdout):
         process.kill()
         raise EnvguardError(
             "the stand-in server did not start",

@@ -29,6 +29,7 @@ class FlagValue:
     value: Any
     spelling: str | None  # the option as typed, e.g. "--tp" (None: not given)
     origin: Origin
+    option: str | None = None  # the option it resolved to, e.g. "--tp-size"
 
     @property
     def given(self) -> bool:
@@ -188,10 +189,14 @@ def parse_tokens(
         return ParsedCommandLine(
             catalog, {}, error="--help: the server prints its help and exits", **extra
         )
-    spelled: dict[str, tuple[str, Origin]] = {}
+    spelled: dict[str, tuple[str, Origin, str]] = {}
     for index, (token, action) in enumerate(parser.resolved):
         if action is not None and index < len(origins):
-            spelled[action.dest] = (token.split("=", 1)[0], origins[index])
+            spelled[action.dest] = (
+                token.split("=", 1)[0],
+                origins[index],
+                action.option_strings[0],
+            )
     positional_origin = _positional_origin(tokens, origins, parser)
     values = {}
     for option in catalog.options:
@@ -199,9 +204,11 @@ def parse_tokens(
             continue
         # A SUPPRESS default leaves the destination unset: the server sees no such attribute.
         value = getattr(namespace, option.dest, option.default)
+        if option.dest in values:
+            continue  # a destination shared by several options: the first one speaks for it
         if option.dest in spelled:
-            spelling, origin = spelled[option.dest]
-            values[option.dest] = FlagValue(option.dest, value, spelling, origin)
+            spelling, origin, resolved = spelled[option.dest]
+            values[option.dest] = FlagValue(option.dest, value, spelling, origin, resolved)
         elif not option.strings and value != option.default and positional_origin:
             values[option.dest] = FlagValue(option.dest, value, None, positional_origin)
         else:

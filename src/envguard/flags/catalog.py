@@ -101,6 +101,14 @@ def choose_version(server: str, wanted: str | None) -> tuple[str, str | None]:
     )
 
 
+def _first_by_dest(options: tuple[Option, ...]) -> dict[str, Option]:
+    found: dict[str, Option] = {}
+    for option in options:
+        if option.kind != "help":
+            found.setdefault(option.dest, option)
+    return found
+
+
 def load(server: str, version: str) -> Catalog:
     path = CATALOGS / f"{server}-{version}.json"
     try:
@@ -135,6 +143,8 @@ def load(server: str, version: str) -> Catalog:
         allow_abbrev=data["allow_abbrev"],
         python=data["python"],
         options=options,
-        by_dest={o.dest: o for o in options if o.kind != "help"},
+        # Several options may share a destination (--enable-x and a retired --x-backend);
+        # argparse takes the first one's default, and so does envguard.
+        by_dest=_first_by_dest(options),
         by_string={s: o for o in options for s in o.strings},
     )

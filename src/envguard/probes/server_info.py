@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from envguard.probes.http import get
+
 PATHS = ("/server_info", "/get_server_info")
 
 
@@ -25,7 +27,7 @@ def fetch(host: str | None, port: int, timeout: float = 2.0) -> dict[str, Any] |
     the command line stays the primary source). Never waits longer than `timeout` each."""
     address = local_host(host)
     for path in PATHS:
-        status, body = _get(address, port, path, timeout)
+        status, body = get(address, port, path, timeout)
         if status != 200:
             continue
         try:
@@ -35,27 +37,3 @@ def fetch(host: str | None, port: int, timeout: float = 2.0) -> dict[str, Any] |
         if isinstance(data, dict):
             return data
     return None
-
-
-def _get(host: str, port: int, path: str, timeout: float) -> tuple[int, bytes]:
-    """A bare HTTP/1.0 GET. urllib.request costs ~17 ms of imports (http.client, email) on
-    the path `envguard check` takes from cron; this needs only the socket module. HTTP/1.0
-    means no chunked body and the server closes the connection when done."""
-    import socket
-
-    request = f"GET {path} HTTP/1.0\r\nHost: {host}:{port}\r\nAccept: application/json\r\n\r\n"
-    try:
-        with socket.create_connection((host.strip("[]"), port), timeout=timeout) as conn:
-            conn.sendall(request.encode("ascii"))
-            chunks = []
-            while chunk := conn.recv(65536):
-                chunks.append(chunk)
-                if sum(map(len, chunks)) > 16 * 2**20:
-                    return 0, b""  # not a server_info answer
-    except OSError:
-        return 0, b""
-    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
-    status_line = head.split(b"\r\n", 1)[0].split()
-    if len(status_line) < 2 or not status_line[1].isdigit():
-        return 0, b""
-    return int(status_line[1]), body

@@ -7,7 +7,7 @@ them on load (`__pydantic_config__`) and exports the JSON Schema (`envguard prof
 Format history (bump SCHEMA_VERSION and add a line when the format changes):
   1 - name, version, description, extends, [server] kind,
       [env] required / optional / forbidden / strict_prefixes,
-      [server] version / flags / forbidden_flags.
+      [server] version / flags / forbidden_flags / command / health_url.
 """
 
 from __future__ import annotations
@@ -79,6 +79,10 @@ class ServerSection:
     `true` for a switch means it is given."""
     forbidden_flags: tuple[str, ...] = ()
     """Flags that must not be given (on the command line or in its --config file)."""
+    command: tuple[str, ...] = ()
+    """The launch command (argv) for `envguard launch` when none is given after `--`."""
+    health_url: str | None = None
+    """What `envguard launch` polls until the server is up, e.g. http://127.0.0.1:8000/health."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

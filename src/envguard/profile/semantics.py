@@ -28,6 +28,11 @@ def problems(profile: Profile) -> list[str]:
     for index, prefix in enumerate(env.strict_prefixes):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix):
             found.append(f"env.strict_prefixes[{index}]: {prefix!r} is not a variable-name prefix")
+    url = profile.server.health_url
+    if url is not None and not re.match(r"https?://[^/\s]+", url):
+        found.append(f"server.health_url: {url!r} is not an http:// URL")
+    if profile.server.command and not profile.server.command[0]:
+        found.append("server.command[0]: the program is empty")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", profile.name):
         found.append(f"name: {profile.name!r} may hold only letters, digits, '.', '_' and '-'")
     return found

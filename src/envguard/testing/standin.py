@@ -1,14 +1,15 @@
-"""A CPU-only stand-in for an SGLang server, for tests and `envguard demo`.
+"""A CPU-only stand-in for an SGLang server, for tests, benchmarks and `envguard demo`.
 
 Shaped like the real thing (shared/reference/servers.md): the launcher changes its own
 os.environ (SGLang 0.5.10+ sets CUDA_DEVICE_MAX_CONNECTIONS=8) and then starts workers with
 multiprocessing *spawn*; each worker calls the real `setproctitle` (sglang::scheduler_TP0,
 ..., sglang::detokenizer), which clobbers its /proc/PID/environ unless SPT_NOENV=1.
-Optionally serves HTTP on 127.0.0.1 (GET /health -> 200) so it can be found by port.
+With --port it serves HTTP on 127.0.0.1 from the start, like SGLang: GET /health answers
+503 while starting and 200 once up (after --healthy-after seconds).
 
     python -m envguard.testing.standin --schedulers 2 [--port 8000] [--rank-env 1:NCCL_ALGO=Tree]
 
-Prints `ready <pid>` once every worker is up; SIGTERM stops the tree.
+Prints `ready <pid>` once every worker is up; SIGTERM stops the tree (unless --ignore-term).
 """
 
 from __future__ import annotations
@@ -20,6 +21,17 @@ import signal
 import sys
 import time
 from multiprocessing.connection import Connection
+from typing import IO
+
+_state = {"healthy": False}
+
+
+def wait_ready(stdout: IO[str]) -> int:
+    """Read a stand-in's output until `ready PID`; return PID (0 if it exited first)."""
+    for line in stdout:
+        if line.startswith("ready "):
+            return int(line.split()[1])
+    return 0
 
 
 def worker(title: str, parent_pid: int, ready: Connection) -> None:
@@ -36,28 +48,29 @@ def worker(title: str, parent_pid: int, ready: Connection) -> None:
         time.sleep(0.1)
 
 
-def _serve_health(port: int, server_info: str | None) -> None:
+def _serve(port: int, server_info: str | None) -> None:
     import http.server
     import threading
 
-    class Health(http.server.BaseHTTPRequestHandler):
+    class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             if self.path == "/server_info" and server_info is not None:
-                body = server_info.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                return
-            code = 200 if self.path in ("/health", "/health_generate") else 404
+                self._reply(200, server_info.encode())
+            elif self.path in ("/health", "/health_generate"):
+                self._reply(200 if _state["healthy"] else 503, b"")
+            else:
+                self._reply(404, b"")
+
+        def _reply(self, code: int, body: bytes) -> None:
             self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            self.wfile.write(body)
 
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Health)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
 
 
@@ -75,7 +88,19 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--title-prefix", default="sglang::")
     parser.add_argument("--server-info", metavar="JSON", help="serve this at GET /server_info")
+    parser.add_argument("--healthy-after", type=float, default=0.0, metavar="SECONDS")
+    parser.add_argument(
+        "--crash-after",
+        type=float,
+        metavar="SECONDS",
+        help="exit with status 3 this long after start, before becoming healthy",
+    )
+    parser.add_argument("--ignore-term", action="store_true", help="ignore SIGTERM (the launcher)")
     args = parser.parse_args(argv)
+    started = time.monotonic()
+    print(f"standin {os.getpid()} starting", flush=True)
+    if args.port:
+        _serve(args.port, args.server_info)
 
     # What SGLang's _set_envs_and_config does before starting workers (0.5.10+).
     os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "8"
@@ -101,18 +126,24 @@ def main(argv: list[str] | None = None) -> None:
         children.append((child, receive))
     for _, receive in children:
         receive.recv()
-    if args.port:
-        _serve_health(args.port, args.server_info)
 
     def stop(signum: int, frame: object) -> None:
         for child, _ in children:
             child.terminate()
         sys.exit(0)
 
-    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN if args.ignore_term else stop)
     print(f"ready {os.getpid()}", flush=True)
     while True:
-        time.sleep(3600)
+        elapsed = time.monotonic() - started
+        if args.crash_after is not None and elapsed >= args.crash_after:
+            print("standin: crashing while starting, as asked", flush=True)
+            for child, _ in children:
+                child.terminate()
+            sys.exit(3)
+        if elapsed >= args.healthy_after and args.crash_after is None:
+            _state["healthy"] = True
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":
