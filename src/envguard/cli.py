@@ -10,6 +10,7 @@ from envguard import __version__
 from envguard.commands.args import args_command
 from envguard.commands.check import check_command
 from envguard.commands.demo import demo_command
+from envguard.commands.launch import launch_command, stop_command
 from envguard.commands.profile import profile_group
 from envguard.errors import EnvguardError
 
@@ -44,5 +45,7 @@ cli.add_command(check_command)
 cli.add_command(profile_group)
 cli.add_command(demo_command)
 cli.add_command(args_command)
+cli.add_command(launch_command)
+cli.add_command(stop_command)
 
 main = cli

@@ -96,11 +96,12 @@ def test_precedence_environment_then_user_file_then_etc(root: Path) -> None:
         "NCCL_ALGO": Setting("Tree", "/srv/svc/.nccl.conf"),
         "NCCL_GRAPH_FILE": Setting("/g.xml", "/etc/nccl.conf"),
     }
-    # An empty value counts as unset for NCCL, so a file fills it.
-    filled = effective_settings(
+    # setenv(name, value, 0) never overwrites: an empty variable (unset, to NCCL) blocks
+    # the file's value. This is how a launcher neutralises a vendor /etc/nccl.conf line.
+    blocked = effective_settings(
         {"NCCL_ALGO": ""}, (ConfigFile("/f", "read", {"NCCL_ALGO": "Ring"}),)
     )
-    assert filled == {"NCCL_ALGO": Setting("Ring", "/f")}
+    assert blocked == {"NCCL_ALGO": Setting("", "environ")}
 
 
 @pytest.fixture

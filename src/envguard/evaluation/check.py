@@ -163,6 +163,8 @@ def _presence_drafts(
     profile: Profile, name: str, setting: Setting, declared: frozenset[str], mismatched: set[str]
 ) -> Iterator[Draft]:
     """Findings about a variable being set at all, or set to something NCCL misreads."""
+    if setting.value == "" and nccl.is_nccl_name(name):
+        return  # NCCL treats an empty value as unset
     actual = _shown(name, setting.value, declared)
     if name in profile.env.forbidden:
         yield (

@@ -40,7 +40,7 @@ def _drafts(server: ServerSection, observed: LaunchObservation) -> Iterator[Draf
             "command line",
             f"a {server.kind} launch",
             "not recognised",
-            f"/proc/{observed.pid}/cmdline",
+            f"/proc/{observed.pid}/cmdline" if observed.pid else "the command",
             "target the server's launcher (python -m sglang.launch_server, sglang serve, "
             "vllm serve, python -m vllm.entrypoints.openai.api_server)",
         )

@@ -18,7 +18,7 @@ ServerInfoState = Literal["reachable", "unreachable", "not tried"]
 
 @dataclass(frozen=True)
 class LaunchObservation:
-    pid: int
+    pid: int | None  # None: a command not started yet (envguard launch's preflight)
     launch: LaunchCommand | None
     catalog: Catalog | None = None
     installed: InstalledVersion | None = None

@@ -93,14 +93,13 @@ def _root_identity(pid: int) -> str:
 def effective_settings(
     environ: dict[str, str], files: tuple[ConfigFile, ...]
 ) -> dict[str, Setting]:
-    """Environment first, then each config file in order, never overwriting (setenv(.., 0)).
-    An empty value counts as unset for NCCL, so a file may fill it."""
+    """Environment first, then each config file in order, never overwriting: NCCL applies
+    file lines with setenv(name, value, 0), so a variable already in the environment - even
+    empty, which NCCL then treats as unset - keeps its value."""
     settings = {name: Setting(value, ENVIRON) for name, value in environ.items()}
     for config in files:
         for name, value in config.values.items():
-            current = settings.get(name)
-            if current is None or (current.value == "" and nccl.is_nccl_name(name)):
-                settings[name] = Setting(value, config.path)
+            settings.setdefault(name, Setting(value, config.path))
     return settings
 
 

@@ -20,7 +20,7 @@ class InstalledVersion:
 
 
 def _site_dirs(
-    pid: int, interpreter: str | None, cwd: str | None, environ: dict[str, str]
+    pid: int | None, interpreter: str | None, cwd: str | None, environ: dict[str, str]
 ) -> list[str]:
     dirs: list[str] = []
     dirs += [p for p in environ.get("PYTHONPATH", "").split(":") if p]
@@ -35,7 +35,7 @@ def _site_dirs(
             f"{prefix}/local/lib/python3*/dist-packages",
         ]
     try:
-        maps = Path(f"/proc/{pid}/maps").read_text(errors="replace")
+        maps = Path(f"/proc/{pid}/maps").read_text(errors="replace") if pid else ""
     except OSError:
         maps = ""
     for match in re.finditer(r"(/\S*/(?:site|dist)-packages)/", maps):
@@ -46,7 +46,7 @@ def _site_dirs(
 
 def installed_version(
     server: str,
-    pid: int,
+    pid: int | None,
     root: Path,
     interpreter: str | None,
     cwd: str | None,

@@ -14,7 +14,18 @@ TUNED_NCCL = {
 
 # Its launch line, after `python3 -m sglang.launch_server`.
 SEED_LAUNCH = [
-    "--model-path", "/shared/kimi-k2.5-int4", "--trust-remote-code", "--tp-size", "8",
-    "--mem-fraction-static", "0.88", "--host", "0.0.0.0", "--port", "8000",
-    "--num-continuous-decode-steps", "4", "--disable-custom-all-reduce",
-]  # fmt: skip
+    "--model-path",
+    "/shared/kimi-k2.5-int4",
+    "--trust-remote-code",
+    "--tp-size",
+    "8",
+    "--mem-fraction-static",
+    "0.88",
+    "--host",
+    "0.0.0.0",
+    "--port",
+    "8000",
+    "--num-continuous-decode-steps",
+    "4",
+    "--disable-custom-all-reduce",
+]

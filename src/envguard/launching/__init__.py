@@ -1,0 +1,1 @@
+"""Starting servers the way their profile says: environment, preflight, supervision, health."""

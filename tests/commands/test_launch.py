@@ -1,0 +1,431 @@
+"""`envguard launch` / `stop` with real processes: detaching, health, refusals, signals,
+exit codes, no orphans, the concurrent-launch race, and the systemd unit."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from envguard.testing.seed import TUNED_NCCL
+from tests.conftest import FAKE_SITE, PROFILES
+
+DEMO = str(PROFILES / "demo.toml")
+SEED = str(PROFILES / "kimi-k2.5-int4-tp8.toml")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def with_marker(marker: str) -> list[str]:
+    """Processes whose command line holds `marker` (this test's own, nobody else's)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(entry.name)
+    return found
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """A unique word for this test's processes; anything still carrying it is killed after."""
+    word = f"mk{uuid.uuid4().hex[:10]}"
+    yield word
+    for pid in with_marker(word):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(int(pid), signal.SIGKILL)
+
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def envguard(tmp_path: Path) -> Run:
+    def run(
+        *args: str, env: dict[str, str] | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        full = {
+            "PATH": os.environ["PATH"],
+            "ENVGUARD_CACHE_DIR": str(tmp_path / "cache"),
+            **(env or {}),
+        }
+        return subprocess.run(
+            [sys.executable, "-m", "envguard", *args],
+            cwd=tmp_path,
+            env=full,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    return run
+
+
+def standin(marker: str, *args: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "envguard.testing.standin",
+        "--title-prefix",
+        f"{marker}::",
+        *args,
+    ]
+
+
+def test_detached_launch_waits_for_health_checks_and_writes_a_manifest(
+    envguard: Run, marker: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    result = envguard(
+        "launch",
+        "-p",
+        DEMO,
+        "--detach",
+        "--health-url",
+        f"http://127.0.0.1:{port}/health",
+        "--",
+        *standin(marker, "--port", str(port), "--healthy-after", "1.5"),
+        env={"NCCL_IB_HCA": "mlx5", "NCCL_ALGO": "Tree", "HF_TOKEN": "hf_secret", "KEEP_ME": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    pid = int((tmp_path / "envguard-demo.pid").read_text())
+    assert os.getsid(pid) == pid  # its own session: the terminal going away does not kill it
+    manifest = json.loads((tmp_path / "envguard-demo.manifest.json").read_text())
+    assert manifest["pid"] == pid
+    assert manifest["check"] == {"verdict": "ok", "findings": 0}
+    assert manifest["health"]["outcome"] == "healthy"
+    assert manifest["injected"] == {**TUNED_NCCL, "SPT_NOENV": "1"}
+    assert manifest["dropped"] == ["NCCL_IB_HCA"]
+    assert manifest["profile"]["name"] == "demo" and manifest["forced"] is False
+    environ = dict(
+        line.split("=", 1)
+        for line in Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+        if "=" in line
+    )
+    assert environ["NCCL_ALGO"] == "Ring"  # the profile's value overrides the caller's
+    assert "NCCL_IB_HCA" not in environ and environ["KEEP_ME"] == "1"
+    assert environ["SPT_NOENV"] == "1"
+    log = (tmp_path / "envguard-demo.log").read_text().splitlines()
+    assert log[0].startswith("==== ") and "envguard launch demo@1 (sha256:" in log[0]
+    assert "hf_secret" not in result.stderr + json.dumps(manifest)
+    assert "healthy after" in result.stderr and "verdict: ok" in result.stderr
+
+    stopped = envguard("stop", "--pid-file", "envguard-demo.pid")
+    assert stopped.stdout == f"pid {pid}: stopped (SIGTERM)\n"
+    assert with_marker(marker) == []
+    assert not (tmp_path / "envguard-demo.pid").exists()
+
+
+def test_a_server_that_crashes_while_starting(envguard: Run, marker: str, tmp_path: Path) -> None:
+    port = free_port()
+    result = envguard(
+        "launch",
+        "-p",
+        DEMO,
+        "--detach",
+        "--health-url",
+        f"http://127.0.0.1:{port}/health",
+        "--",
+        *standin(marker, "--port", str(port), "--crash-after", "1"),
+    )
+    assert result.returncode == 1
+    assert "the server exited with code 3 while starting" in result.stderr
+    assert "  | standin: crashing while starting, as asked" in result.stderr  # the log's tail
+    assert not (tmp_path / "envguard-demo.pid").exists()
+    manifest = json.loads((tmp_path / "envguard-demo.manifest.json").read_text())
+    assert manifest["health"]["outcome"] == "exited"
+
+
+def test_not_healthy_in_time_leaves_it_running_and_says_how_to_stop(
+    envguard: Run, marker: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    result = envguard(
+        "launch",
+        "-p",
+        DEMO,
+        "--detach",
+        "--timeout",
+        "1",
+        "--health-url",
+        f"http://127.0.0.1:{port}/health",
+        "--",
+        *standin(marker, "--port", str(port), "--healthy-after", "600"),
+    )
+    assert result.returncode == 1
+    assert "last answer: 503); still running as pid" in result.stderr
+    assert "envguard stop --pid-file envguard-demo.pid" in result.stderr
+    assert envguard("stop", "--pid-file", "envguard-demo.pid").returncode == 0
+    assert with_marker(marker) == []
+
+
+def test_refuses_a_command_that_contradicts_the_profile(envguard: Run, marker: str) -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "/shared/kimi-k2.5-int4",
+        "--trust-remote-code",
+        "--tp",
+        "4",
+        "--mem-frac",
+        "0.88",
+        "--port",
+        "8000",
+        "--host",
+        "0.0.0.0",
+        "--num-continuous-decode-steps",
+        "4",
+        "--disable-custom-all-reduce",
+        "--served-model-name",
+        marker,
+    ]
+    env = {"PYTHONPATH": str(FAKE_SITE), "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
+    result = envguard("launch", "-p", SEED, "--detach", "--", *command, env=env)
+    assert result.returncode == 1
+    assert "refusing to start: 1 findings against kimi-k2.5-int4-tp8@2" in result.stderr
+    assert "  mismatch     --tp-size: expected 8, found 4 (as --tp)" in result.stderr
+    assert result.stderr.endswith(
+        "envguard: the command or its environment contradicts the profile\n"
+        "hint: fix the findings above, or add --force to start anyway (recorded in the manifest)\n"
+    )
+    assert with_marker(marker) == []
+
+
+def test_force_starts_anyway_and_records_it(envguard: Run, marker: str, tmp_path: Path) -> None:
+    profile = tmp_path / "p.toml"
+    profile.write_text(
+        'schema_version = 1\nname = "p"\nversion = 1\n'
+        '[env.required]\nMY_SETTING = { pattern = "a.*" }\n'
+    )
+    refused = envguard("launch", "-p", str(profile), "--detach", "--", *standin(marker))
+    assert refused.returncode == 1
+    assert "  missing      MY_SETTING" in refused.stderr
+    assert "only a pattern (a.*) is given: no value to set" in refused.stderr
+    forced = envguard("launch", "-p", str(profile), "--detach", "--force", "--", *standin(marker))
+    assert forced.returncode == 0, forced.stderr
+    manifest = json.loads((tmp_path / "envguard-p.manifest.json").read_text())
+    assert manifest["forced"] is True
+    assert manifest["findings_at_start"] == ["missing MY_SETTING"]
+    assert manifest["check"]["verdict"] == "not checked"
+    envguard("stop", "--pid-file", "envguard-p.pid")
+
+
+def test_refuses_a_live_pid_file_and_a_taken_port(
+    envguard: Run, marker: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    args = ("launch", "-p", DEMO, "--detach", "--health-url", f"http://127.0.0.1:{port}/health")
+    first = envguard(*args, "--", *standin(marker, "--port", str(port)))
+    assert first.returncode == 0, first.stderr
+    pid = (tmp_path / "envguard-demo.pid").read_text().strip()
+    second = envguard(*args, "--", *standin(marker, "--port", str(port)))
+    assert second.returncode == 1
+    assert f"envguard: envguard-demo.pid names a running process ({pid})" in second.stderr
+    # Another pid file, same port: the port check stops it.
+    seed_like = tmp_path / "ported.toml"
+    seed_like.write_text(
+        f'schema_version = 1\nname = "ported"\nversion = 1\n[server]\n'
+        f'health_url = "http://127.0.0.1:{port}/health"\n'
+    )
+    third = envguard(
+        "launch", "-p", str(seed_like), "--detach", "--", *standin(marker, "--port", str(port))
+    )
+    assert third.returncode == 1
+    assert f"envguard: port {port} is already in use" in third.stderr
+    envguard("stop", "--pid-file", "envguard-demo.pid")
+
+
+def test_two_launches_at_once_end_with_exactly_one_server(
+    envguard: Run, marker: str, tmp_path: Path
+) -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "envguard",
+        "launch",
+        "-p",
+        DEMO,
+        "--detach",
+        "--",
+        *standin(marker, "--schedulers", "1", "--no-detokenizer"),
+    ]
+    env = {"PATH": os.environ["PATH"], "ENVGUARD_CACHE_DIR": str(tmp_path / "cache")}
+    racers = [
+        subprocess.Popen(
+            command,
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    codes = sorted(p.wait(timeout=60) for p in racers)
+    assert codes == [0, 1, 1, 1]
+    launchers = [
+        pid
+        for pid in with_marker(marker)
+        if b"standin" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+    assert launchers == [(tmp_path / "envguard-demo.pid").read_text().strip()]
+    envguard("stop", "--pid-file", "envguard-demo.pid")
+
+
+def test_foreground_passes_the_exit_code_through_and_leaves_no_orphans(
+    envguard: Run, marker: str
+) -> None:
+    script = f"sleep 300 & echo {marker} >/dev/null; exit 7"
+    result = envguard("launch", "-p", DEMO, "--", "sh", "-c", script)
+    assert result.returncode == 7
+    assert with_marker(marker) == []  # the background `sleep` went with it
+    killed = envguard("launch", "-p", DEMO, "--", "sh", "-c", "kill -KILL $$")
+    assert killed.returncode == 128 + signal.SIGKILL
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_foreground_forwards_signals_to_the_group(marker: str, tmp_path: Path, signum: int) -> None:
+    script = f"trap 'echo got-{signum}; exit 42' {signum.name[3:]}; sleep 300 & wait; echo {marker}"
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "envguard", "launch", "-p", DEMO, "--", "sh", "-c", script],
+        cwd=tmp_path,
+        env={"PATH": os.environ["PATH"], "ENVGUARD_CACHE_DIR": str(tmp_path / "c")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while not with_marker(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # let the shell install its trap
+    launcher.send_signal(signum)
+    out, err = launcher.communicate(timeout=30)
+    assert launcher.returncode == 42, err
+    assert out == f"got-{signum}\n"
+    assert with_marker(marker) == []
+
+
+def test_stop_kills_a_server_that_ignores_sigterm(envguard: Run, marker: str) -> None:
+    port = free_port()  # healthy means its SIGTERM handler is installed
+    started = envguard(
+        "launch",
+        "-p",
+        DEMO,
+        "--detach",
+        "--health-url",
+        f"http://127.0.0.1:{port}/health",
+        "--",
+        *standin(marker, "--ignore-term", "--port", str(port)),
+    )
+    assert started.returncode == 0, started.stderr
+    stopped = envguard("stop", "--pid-file", "envguard-demo.pid", "--grace", "1")
+    assert stopped.stdout.endswith(": killed (SIGKILL after SIGTERM was ignored)\n")
+    assert with_marker(marker) == []
+
+
+def test_clean_env_starts_from_an_allowlist(envguard: Run, marker: str, tmp_path: Path) -> None:
+    result = envguard(
+        "launch",
+        "-p",
+        DEMO,
+        "--detach",
+        "--clean-env",
+        "--",
+        *standin(marker),
+        env={"SOME_SHELL_VAR": "x", "LC_ALL": "C.UTF-8"},
+    )
+    assert result.returncode == 0, result.stderr
+    pid = (tmp_path / "envguard-demo.pid").read_text().strip()
+    names = {
+        e.split(b"=", 1)[0].decode()
+        for e in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        if e
+    }
+    assert names == {"PATH", "LC_ALL", "SPT_NOENV", *TUNED_NCCL}
+    envguard("stop", "--pid-file", "envguard-demo.pid")
+
+
+def test_forbidden_line_in_an_nccl_config_file_is_neutralised(
+    envguard: Run, marker: str, tmp_path: Path
+) -> None:
+    conf = tmp_path / "nccl.conf"
+    conf.write_text("NCCL_GRAPH_FILE=/opt/vendor/graph.xml\n")
+    profile = tmp_path / "p.toml"
+    profile.write_text(
+        f'schema_version = 1\nname = "p"\nversion = 1\nextends = ["{DEMO}"]\n'
+        '[env.optional]\nNCCL_CONF_FILE = { pattern = ".*" }\n'
+    )
+    result = envguard(
+        "launch",
+        "-p",
+        str(profile),
+        "--detach",
+        "--",
+        *standin(marker),
+        env={"NCCL_CONF_FILE": str(conf)},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "set NCCL_GRAPH_FILE empty, so no NCCL config file can set them" in result.stderr
+    pid = int((tmp_path / "envguard-p.pid").read_text())
+    check = envguard("check", "-p", str(profile), "--pid", str(pid), "-q")
+    assert check.returncode == 0, check.stdout + check.stderr
+    envguard("stop", "--pid-file", "envguard-p.pid")
+
+
+def test_print_systemd(envguard: Run, tmp_path: Path) -> None:
+    result = envguard(
+        "launch",
+        "-p",
+        DEMO,
+        "--print-systemd",
+        "--",
+        sys.executable,
+        "-m",
+        "envguard.testing.standin",
+        "--title-prefix",
+        "a b%c::",
+    )
+    assert result.returncode == 0, result.stderr
+    unit = result.stdout
+    assert (
+        "\n".join(
+            f'Environment="{k}={v}"' for k, v in sorted({**TUNED_NCCL, "SPT_NOENV": "1"}.items())
+        )
+        in unit
+    )
+    assert (
+        f'ExecStart={sys.executable} -m envguard.testing.standin --title-prefix "a b%%c::"' in unit
+    )
+    assert "KillMode=control-group\nRestart=on-failure\n" in unit
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed (apt-get install systemd): unit not verified")
+    path = tmp_path / "envguard-demo.service"
+    path.write_text(unit)
+    verified = subprocess.run(
+        [analyze, "verify", "--man=no", str(path)], capture_output=True, text=True
+    )
+    assert verified.returncode == 0, verified.stderr
