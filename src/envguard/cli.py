@@ -1,22 +1,43 @@
-"""The `envguard` command: one click group, one error handler, one module per verb."""
+"""The `envguard` command: one click group, one error handler, one module per verb.
+
+Subcommands are imported only when invoked (`envguard check` from cron does not pay for
+launch, args or the flag catalogs)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import click
 
 from envguard import __version__
-from envguard.commands.args import args_command
-from envguard.commands.check import check_command
-from envguard.commands.demo import demo_command
-from envguard.commands.launch import launch_command, stop_command
-from envguard.commands.profile import profile_group
 from envguard.errors import EnvguardError
+
+COMMANDS = {
+    "check": "envguard.commands.check:check_command",
+    "launch": "envguard.commands.launch:launch_command",
+    "stop": "envguard.commands.launch:stop_command",
+    "args": "envguard.commands.args:args_command",
+    "profile": "envguard.commands.profile:profile_group",
+    "demo": "envguard.commands.demo:demo_command",
+}
 
 
 class EnvguardGroup(click.Group):
-    """Turns every EnvguardError into one line per problem, a hint, and its exit code."""
+    """Loads subcommands lazily; turns every EnvguardError into one line per problem, a
+    hint, and its exit code."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, _, name = target.partition(":")
+        command = getattr(importlib.import_module(module), name)
+        assert isinstance(command, click.Command)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -36,16 +57,9 @@ class EnvguardGroup(click.Group):
 def cli() -> None:
     """Keep GPU inference servers on the environment they were tuned for.
 
-    Exit codes: 0 ok, 1 drift (or a refused benchmark), 2 usage error,
+    Exit codes: 0 ok, 1 drift (or a refused launch), 2 usage error,
     3 could not evaluate (bad profile, no such process, permission, unreadable).
     """
 
-
-cli.add_command(check_command)
-cli.add_command(profile_group)
-cli.add_command(demo_command)
-cli.add_command(args_command)
-cli.add_command(launch_command)
-cli.add_command(stop_command)
 
 main = cli

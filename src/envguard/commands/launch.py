@@ -7,7 +7,6 @@ import os
 import shlex
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -184,6 +183,8 @@ def _detached(
     forced: bool,
     echo: Echo,
 ) -> int:
+    from datetime import UTC, datetime
+
     from envguard.launching.supervise import start_detached
 
     stamp = datetime.now(UTC).isoformat(timespec="seconds")

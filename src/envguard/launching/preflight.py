@@ -7,11 +7,14 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from envguard.environment import BuiltEnvironment, build_environment, keep_for_clean_env
 from envguard.evaluation.findings import Finding
-from envguard.probes.launch import LaunchObservation
 from envguard.profile.schema import Profile
+
+if TYPE_CHECKING:  # argparse and the catalogs load only when the profile has flags
+    from envguard.probes.launch import LaunchObservation
 
 ROLE = "command"  # findings about the command to be started, not a live process
 
@@ -117,6 +120,8 @@ def _flags(
     from envguard.probes.server_version import installed_version
 
     launch = recognise(command)
+    from envguard.probes.launch import LaunchObservation
+
     if launch is None:
         if server.flags or server.forbidden_flags:
             return LaunchObservation(None, None), host, port

@@ -78,6 +78,12 @@ def _signal_group(pgid: int, signum: int) -> None:
 
 def _group_alive(pgid: int) -> bool:
     """Whether any non-zombie process is still in the group."""
+    try:
+        os.killpg(pgid, 0)  # cheap: an empty group answers ESRCH without a /proc scan
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue

@@ -7,7 +7,6 @@ All problems of a file are collected before raising, so one run shows them all.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +64,8 @@ def _load_uncached(path: Path) -> LoadedProfile:
     problems = [f"{path}: {p}" for p in semantics.conflicts(profile)]
     if problems:
         raise ProfileError("\n".join(problems), hint=FORMAT_HINT)
+    import hashlib  # only when validating: a cache hit carries the digest it computed
+
     digest = hashlib.sha256()
     for doc_path, _, data in documents:
         digest.update(str(doc_path.name).encode() + b"\0" + data + b"\0")

@@ -15,11 +15,12 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from envguard.profile import semantics
-from envguard.profile.schema import Profile, ValueRule
+from envguard.profile.schema import Profile, ValueRule, bind_constraints
 
 
 @functools.cache
 def _adapter() -> TypeAdapter[Profile]:
+    bind_constraints()
     return TypeAdapter(Profile)
 
 
@@ -140,6 +141,7 @@ def _format_path(path: list[str | int]) -> str:
 
 def _fields_at(path: list[str | int]) -> list[str]:
     """The keys allowed at `path`, walking the schema's types."""
+    bind_constraints()
     current: Any = Profile
     for part in path:
         current = _step(current, part)
