@@ -20,6 +20,8 @@ COMMANDS = {
     "args": "envguard.commands.args:args_command",
     "profile": "envguard.commands.profile:profile_group",
     "demo": "envguard.commands.demo:demo_command",
+    "bench": "envguard.commands.bench:bench_command",
+    "ledger": "envguard.commands.ledger:ledger_group",
 }
 
 

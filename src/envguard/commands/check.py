@@ -46,11 +46,13 @@ def check(
     *,
     every_match: bool = False,
     config_root: Path | None = None,
+    read_launch: bool = False,
 ) -> CheckReport:
     """Load the profile, read the target's process tree, and evaluate it.
 
     Raises EnvguardError (exit 3) when it cannot evaluate: bad profile, no such process,
-    permission denied.
+    permission denied. `read_launch` parses the launcher's flags even when the profile has
+    none (bench fingerprints them).
     """
     from envguard.evaluation.check import evaluate
     from envguard.probes.observe import observe
@@ -59,6 +61,7 @@ def check(
 
     loaded = load_profile(profile_path)
     server = loaded.profile.server
+    checks_flags = server.kind != "generic" and bool(server.flags or server.forbidden_flags)
     pids = resolve(target, every_match=every_match)
     processes: list[ProcessObservation] = []
     findings: list[Finding] = []
@@ -67,14 +70,18 @@ def check(
         observation = observe(pid, config_root=config_root)
         processes += observation.processes
         findings += evaluate(loaded.profile, observation)
-        if server.kind != "generic" and (server.flags or server.forbidden_flags):
-            from envguard.evaluation.flags import evaluate_flags
+        if checks_flags or read_launch:
             from envguard.probes.launch import observe_launch
 
             launcher = observation.processes[0].process
-            launch = observe_launch(launcher, version=server.version, config_root=config_root)
+            launch = observe_launch(
+                launcher, version=server.version, config_root=config_root, server_info=checks_flags
+            )
             launches.append(launch)
-            findings += evaluate_flags(server, launch, launcher.role)
+            if checks_flags:
+                from envguard.evaluation.flags import evaluate_flags
+
+                findings += evaluate_flags(server, launch, launcher.role)
     return CheckReport(
         loaded, target, tuple(pids), tuple(processes), tuple(findings), tuple(launches)
     )

@@ -1,0 +1,1 @@
+"""The results ledger: benchmark results with the exact setup they ran on (SQLite)."""

@@ -1,0 +1,117 @@
+"""Compare two ledger records: metric deltas, and the setup diff (deepdiff) that decides
+whether the comparison means anything.
+
+Two results are comparable only when both are valid and their setups differ in nothing but
+what the user names as the experiment (`--vary NCCL_ALGO`). The seed story compared a
+speculative-decoding run with a baseline measured on another setup: "20% faster" was 16%
+slower once the baseline was re-measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from envguard.ledger.store import Record
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDelta:
+    name: str
+    before: float | None
+    after: float | None
+
+    @property
+    def delta(self) -> float | None:
+        if self.before is None or self.after is None:
+            return None
+        return self.after - self.before
+
+    @property
+    def percent(self) -> float | None:
+        if self.delta is None or not self.before:
+            return None
+        return 100.0 * self.delta / abs(self.before)
+
+
+@dataclass(frozen=True, slots=True)
+class SetupDifference:
+    path: tuple[str, ...]  # ("env", "NCCL_ALGO")
+    before: Any  # MISSING when absent
+    after: Any
+    varied: bool  # named by --vary: the experiment itself
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+
+MISSING = "<absent>"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    before: Record
+    after: Record
+    metrics: list[MetricDelta]
+    differences: list[SetupDifference]
+    refusals: list[str] = field(default_factory=list)
+
+    @property
+    def comparable(self) -> bool:
+        return not self.refusals
+
+
+def _normal(name: str) -> str:
+    return name.lstrip("-").replace("-", "_").lower()
+
+
+def _is_varied(path: tuple[str, ...], vary: list[str]) -> bool:
+    if len(path) < 2:
+        return False
+    wanted = {_normal(v) for v in vary}
+    return _normal(path[1]) in wanted or _normal(".".join(path)) in wanted
+
+
+def setup_differences(
+    before: dict[str, Any], after: dict[str, Any], vary: list[str]
+) -> list[SetupDifference]:
+    """Every leaf where the setups differ, by deepdiff (imported here only: ~90 ms)."""
+    from deepdiff import DeepDiff
+
+    tree = DeepDiff(before, after, ignore_order=True, view="tree")
+    found = []
+    for kind, levels in tree.items():
+        for level in levels:
+            path = tuple(str(p) for p in level.path(output_format="list"))
+            old = MISSING if "added" in kind else level.t1
+            new = MISSING if "removed" in kind else level.t2
+            found.append(SetupDifference(path, old, new, _is_varied(path, vary)))
+    return sorted(found, key=lambda d: d.path)
+
+
+def compare(before: Record, after: Record, vary: list[str] | None = None) -> Comparison:
+    vary = vary or []
+    refusals = []
+    for label, record in (("A", before), ("B", after)):
+        if record.verdict != "valid":
+            reasons = "; ".join(record.reasons) or "no reason recorded"
+            refusals.append(f"#{record.id} ({label}) is not a valid result: {reasons}")
+        elif record.setup is None:
+            refusals.append(f"#{record.id} ({label}) has no recorded setup")
+    differences: list[SetupDifference] = []
+    if (
+        before.setup is not None
+        and after.setup is not None
+        and before.fingerprint != after.fingerprint
+    ):
+        differences = setup_differences(before.setup, after.setup, vary)
+        unvaried = [d.name for d in differences if not d.varied]
+        if unvaried:
+            refusals.append(
+                f"the setups differ in {', '.join(unvaried)}, which --vary does not name: "
+                "the difference in results could come from any of them"
+            )
+    names = list(dict.fromkeys([*before.metrics, *after.metrics]))
+    metrics = [MetricDelta(n, before.metrics.get(n), after.metrics.get(n)) for n in names]
+    return Comparison(before, after, metrics, differences, refusals)

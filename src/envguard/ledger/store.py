@@ -1,0 +1,250 @@
+"""The ledger file: SQLite (standard library), WAL, a schema version with migrations.
+
+Every record is one transaction: a writer killed mid-way loses only what it had not
+committed; concurrent writers wait on each other (busy timeout) instead of failing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from envguard.errors import EnvguardError
+
+Verdict = Literal["valid", "refused"]
+
+LEDGER_ENV = "ENVGUARD_LEDGER"
+
+
+class LedgerError(EnvguardError):
+    """The ledger cannot be opened, read or written."""
+
+
+@dataclass(frozen=True)
+class Record:
+    id: int | None
+    created_at: str  # ISO 8601, UTC
+    host: str
+    profile_name: str
+    profile_version: int
+    profile_digest: str
+    fingerprint: str | None
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    command: tuple[str, ...]  # redacted
+    metrics: dict[str, float]
+    setup: dict[str, Any] | None  # redacted, normalised (see envguard.setup)
+
+    @property
+    def label(self) -> str:
+        return f"{self.profile_name}@{self.profile_version}"
+
+
+# Schema history: entry i upgrades user_version i to i + 1, inside one transaction.
+# Append; never edit. (Statements run one by one: executescript would commit first.)
+MIGRATIONS: list[tuple[str, ...]] = [
+    (
+        """CREATE TABLE records (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            created_at TEXT NOT NULL,
+            host TEXT NOT NULL,
+            profile_name TEXT NOT NULL,
+            profile_version INTEGER NOT NULL,
+            profile_digest TEXT NOT NULL,
+            fingerprint TEXT,
+            verdict TEXT NOT NULL CHECK (verdict IN ('valid', 'refused')),
+            reasons TEXT NOT NULL,
+            command TEXT NOT NULL,
+            metrics TEXT NOT NULL,
+            setup TEXT
+        )""",
+        "CREATE INDEX records_by_profile ON records (profile_name, id)",
+        "CREATE INDEX records_by_fingerprint ON records (fingerprint, id)",
+        "CREATE INDEX records_by_verdict ON records (verdict, id)",
+    ),
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def default_path() -> Path:
+    explicit = os.environ.get(LEDGER_ENV)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "envguard" / "ledger.db"
+
+
+class Ledger:
+    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+        self.path = path
+        self.db = connection
+
+    @classmethod
+    def open(cls, path: Path | None = None, *, create: bool = True) -> Ledger:
+        """Open (and migrate) the ledger. The default location's directory is created; a
+        given path's directory must exist - a typo should not scatter ledgers around."""
+        chosen = path or default_path()
+        if path is None:
+            try:
+                chosen.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise LedgerError(
+                    f"{chosen.parent}: cannot create the ledger directory: {exc.strerror}",
+                    hint=f"set {LEDGER_ENV} or --ledger",
+                ) from None
+        if not chosen.parent.is_dir():
+            raise LedgerError(
+                f"{chosen}: the ledger's directory does not exist",
+                hint=f"create {chosen.parent}, or give another --ledger path",
+            )
+        if not create and not chosen.exists():
+            raise LedgerError(
+                f"{chosen}: no ledger here yet",
+                hint="record a result with `envguard bench` first, or give --ledger",
+            )
+        try:
+            db = sqlite3.connect(chosen, timeout=60, isolation_level=None)
+            db.execute("PRAGMA busy_timeout = 60000")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # durable across process crashes in WAL
+            ledger = cls(chosen, db)
+            ledger._migrate()
+        except sqlite3.OperationalError as exc:
+            raise LedgerError(
+                f"{chosen}: cannot open the ledger: {exc}",
+                hint="check the directory is writable (or use --ledger)",
+            ) from None
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(
+                f"{chosen}: not an envguard ledger ({exc})", hint="give the path of a ledger file"
+            ) from None
+        return ledger
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise LedgerError(
+                f"{self.path}: written by a newer envguard (ledger schema {version}, "
+                f"this envguard knows {SCHEMA_VERSION})",
+                hint="upgrade envguard",
+            )
+        while version < SCHEMA_VERSION:
+            self.db.execute("BEGIN IMMEDIATE")
+            current = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if current == version:  # nobody migrated it meanwhile
+                for statement in MIGRATIONS[version]:
+                    self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version = {version + 1}")
+            self.db.execute("COMMIT")
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+
+    def close(self) -> None:
+        self.db.close()
+
+    def add(self, record: Record) -> int:
+        """Insert one record in its own transaction; return its id once committed."""
+        try:
+            cursor = self.db.execute(
+                "INSERT INTO records (created_at, host, profile_name, profile_version, "
+                "profile_digest, fingerprint, verdict, reasons, command, metrics, setup) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.created_at,
+                    record.host,
+                    record.profile_name,
+                    record.profile_version,
+                    record.profile_digest,
+                    record.fingerprint,
+                    record.verdict,
+                    json.dumps(list(record.reasons)),
+                    json.dumps(list(record.command)),
+                    json.dumps(record.metrics),
+                    json.dumps(record.setup) if record.setup is not None else None,
+                ),
+            )
+        except sqlite3.OperationalError as exc:
+            raise LedgerError(
+                f"{self.path}: cannot write the ledger: {exc}",
+                hint="check the directory is writable (or use --ledger)",
+            ) from None
+        assert cursor.lastrowid is not None
+        return cursor.lastrowid
+
+    def get(self, record_id: int) -> Record:
+        row = self.db.execute("SELECT * FROM records WHERE id = ?", (record_id,)).fetchone()
+        if row is None:
+            raise LedgerError(
+                f"{self.path}: no record #{record_id}", hint="`envguard ledger list` shows the ids"
+            )
+        return _record(row)
+
+    def select(
+        self,
+        *,
+        profile: str | None = None,
+        fingerprint: str | None = None,
+        verdict: str | None = None,
+        limit: int | None = None,
+        before: int | None = None,
+    ) -> Iterator[Record]:
+        """Newest first. `fingerprint` matches a prefix (with or without `sha256:`)."""
+        clauses: list[str] = []
+        params: list[str | int] = []
+        if profile is not None:
+            clauses.append("profile_name = ?")
+            params.append(profile)
+        if fingerprint is not None:
+            prefix = fingerprint if fingerprint.startswith("sha256:") else f"sha256:{fingerprint}"
+            clauses.append("fingerprint >= ? AND fingerprint < ?")
+            params += [prefix, prefix + "\uffff"]
+        if verdict is not None:
+            clauses.append("verdict = ?")
+            params.append(verdict)
+        if before is not None:
+            clauses.append("id < ?")
+            params.append(before)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        tail = f"LIMIT {int(limit)}" if limit is not None else ""
+        for row in self.db.execute(
+            f"SELECT * FROM records {where} ORDER BY id DESC {tail}", params
+        ):
+            yield _record(row)
+
+    def integrity(self) -> str:
+        return str(self.db.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def _record(row: tuple[Any, ...]) -> Record:
+    (
+        rid,
+        created,
+        host,
+        name,
+        version,
+        digest,
+        fingerprint,
+        verdict,
+        reasons,
+        command,
+        metrics,
+        setup,
+    ) = row
+    return Record(
+        rid,
+        created,
+        host,
+        name,
+        version,
+        digest,
+        fingerprint,
+        verdict,
+        tuple(json.loads(reasons)),
+        tuple(json.loads(command)),
+        json.loads(metrics),
+        json.loads(setup) if setup is not None else None,
+    )
