@@ -73,17 +73,39 @@ def _is_varied(path: tuple[str, ...], vary: list[str]) -> bool:
     return _normal(path[1]) in wanted or _normal(".".join(path)) in wanted
 
 
+def _by_setting(setup: dict[str, Any]) -> dict[str, Any]:
+    """{"env": {"NCCL_ALGO": "Ring"}} -> {"env.NCCL_ALGO": "Ring"}: one entry per setting, so
+    a setting absent on one side is reported as itself, not as a whole section."""
+    flat: dict[str, Any] = {}
+    for section, values in setup.items():
+        if isinstance(values, dict):
+            flat.update({f"{section}.{key}": value for key, value in values.items()})
+        else:
+            flat[section] = values
+    return flat
+
+
 def setup_differences(
     before: dict[str, Any], after: dict[str, Any], vary: list[str]
 ) -> list[SetupDifference]:
-    """Every leaf where the setups differ, by deepdiff (imported here only: ~90 ms)."""
+    """Every setting where the setups differ, by deepdiff (imported here only: ~90 ms), down
+    to the changed part of a nested value (a key inside --speculative-config)."""
     from deepdiff import DeepDiff
 
-    tree = DeepDiff(before, after, ignore_order=True, view="tree")
+    # threshold_to_diff_deeper=0: deepdiff 8 otherwise reports two mostly different dicts
+    # as one changed value, which would hide which settings differ.
+    tree = DeepDiff(
+        _by_setting(before),
+        _by_setting(after),
+        ignore_order=True,
+        view="tree",
+        threshold_to_diff_deeper=0,
+    )
     found = []
     for kind, levels in tree.items():
         for level in levels:
-            path = tuple(str(p) for p in level.path(output_format="list"))
+            setting, *inner = [str(p) for p in level.path(output_format="list")] or ["setup"]
+            path = (*setting.split(".", 1), *inner)
             old = MISSING if "added" in kind else level.t1
             new = MISSING if "removed" in kind else level.t2
             found.append(SetupDifference(path, old, new, _is_varied(path, vary)))
