@@ -19,8 +19,17 @@ def test_args_json_matches_the_real_parser(
     runner: CliRunner, case: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(DATA)  # --config paths in the corpus are relative to it
-    code, out, _ = run_cli(runner, "args", "--server", case["server"], "--version",
-                           case["version"], "--json", "--", *shlex.split(case["argv"]))  # fmt: skip
+    code, out, _ = run_cli(
+        runner,
+        "args",
+        "--server",
+        case["server"],
+        "--version",
+        case["version"],
+        "--json",
+        "--",
+        *shlex.split(case["argv"]),
+    )
     expected = case["expected"]
     secret_free = {
         dest: REDACTED if looks_secret(dest) else value
@@ -40,9 +49,24 @@ def test_text_output_names_spelling_and_origin(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(DATA)
-    code, out, err = run_cli(runner, "args", "--server", "sglang", "--", "python3", "-m",
-                             "sglang.launch_server", "--model-path", "m", "--config",
-                             "configs/sglang-tp8.yaml", "--tp", "4", "--api-key", "sk-1")  # fmt: skip
+    code, out, err = run_cli(
+        runner,
+        "args",
+        "--server",
+        "sglang",
+        "--",
+        "python3",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "m",
+        "--config",
+        "configs/sglang-tp8.yaml",
+        "--tp",
+        "4",
+        "--api-key",
+        "sk-1",
+    )
     assert (code, err) == (0, "")
     assert out == (
         "sglang 0.5.23 (newest catalog; --version V to choose):\n"
@@ -70,8 +94,20 @@ def test_rejected_line_exits_1(runner: CliRunner) -> None:
 
 
 def test_version_without_catalog_says_which_one_it_used(runner: CliRunner) -> None:
-    code, out, err = run_cli(runner, "args", "--server", "vllm", "--version", "0.40.1", "--",
-                             "vllm", "serve", "m", "-tp", "2")  # fmt: skip
+    code, out, err = run_cli(
+        runner,
+        "args",
+        "--server",
+        "vllm",
+        "--version",
+        "0.40.1",
+        "--",
+        "vllm",
+        "serve",
+        "m",
+        "-tp",
+        "2",
+    )
     assert code == 0
     assert err == (
         "note: no flag catalog for vllm 0.40.1: using the nearest, 0.33.0 (have 0.33.0; "

@@ -15,10 +15,14 @@ BASE_SETUP: dict[str, Any] = {
 
 
 def record(
-    *, metrics: dict[str, float] | None = None, setup: dict[str, Any] | None = None,
-    profile: str = "kimi", verdict: str = "valid", reasons: tuple[str, ...] = (),
+    *,
+    metrics: dict[str, float] | None = None,
+    setup: dict[str, Any] | None = None,
+    profile: str = "kimi",
+    verdict: str = "valid",
+    reasons: tuple[str, ...] = (),
     **overrides: Any,
-) -> Record:  # fmt: skip
+) -> Record:
     setup = setup if setup is not None else BASE_SETUP
     values: dict[str, Any] = {
         "id": None,

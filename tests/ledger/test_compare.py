@@ -30,8 +30,12 @@ def test_the_seed_story_comparison_is_refused() -> None:
         "server": {"kind": "sglang", "version": "0.5.23"},
     }
     baseline = dataclasses.replace(record(metrics={"tok_s": 62.9}, setup=untuned), id=1)
-    speculative = dataclasses.replace(record(metrics={"tok_s": 75.9}, setup=varied(
-        flags={"speculative_algorithm": "EAGLE3"}, env={})), id=2)  # fmt: skip
+    speculative = dataclasses.replace(
+        record(
+            metrics={"tok_s": 75.9}, setup=varied(flags={"speculative_algorithm": "EAGLE3"}, env={})
+        ),
+        id=2,
+    )
     result = compare(baseline, speculative, ["speculative-algorithm"])
     assert not result.comparable
     assert result.refusals == [

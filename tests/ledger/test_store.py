@@ -117,10 +117,20 @@ def test_waits_for_a_busy_writer_instead_of_failing(tmp_path: Path) -> None:
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     blocked = subprocess.Popen(
-        [sys.executable, "-c", WRITER.format(root=str(Path(__file__).resolve().parents[2]),
-                                             path=str(path), count=1, writer=0, pause=0)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            WRITER.format(
+                root=str(Path(__file__).resolve().parents[2]),
+                path=str(path),
+                count=1,
+                writer=0,
+                pause=0,
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(0.5)
     assert blocked.poll() is None  # waiting on the lock
     holder.execute("COMMIT")

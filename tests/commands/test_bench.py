@@ -1,0 +1,195 @@
+"""`envguard bench` end to end: a real server tree, real commands, a real SQLite ledger."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from envguard.ledger.store import Ledger
+from tests.benchmarking.test_throughput import FakeInference
+from tests.conftest import PROFILES, StandIn
+
+DEMO = str(PROFILES / "demo.toml")
+PRINT_METRICS = [
+    sys.executable,
+    "-c",
+    'import json; print("warming up"); print(json.dumps({"tok_s": 88.8}))',
+]
+
+
+def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ["PATH"], "ENVGUARD_CACHE_DIR": str(tmp_path / "cache")}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "envguard",
+            "bench",
+            "-p",
+            DEMO,
+            "--ledger",
+            str(tmp_path / "ledger.db"),
+            *args,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def records(tmp_path: Path) -> list[object]:
+    if not (tmp_path / "ledger.db").exists():
+        return []
+    return list(Ledger.open(tmp_path / "ledger.db").select())
+
+
+def test_a_clean_run_is_recorded_with_its_fingerprint(
+    tmp_path: Path, fake_sglang: Callable[..., StandIn]
+) -> None:
+    server = fake_sglang("--model-path", "m", "--tp", "2")
+    result = bench(tmp_path, "--pid", str(server.pid), "--", *PRINT_METRICS)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == 'warming up\n{"tok_s": 88.8}\n'  # streamed through
+    [record] = records(tmp_path)
+    assert record.verdict == "valid" and record.metrics == {"tok_s": 88.8}  # type: ignore[attr-defined]
+    assert record.setup["flags"] == {"model_path": "m", "tp_size": 2}  # type: ignore[attr-defined]
+    assert f"recorded #1: tok_s=88.8 (fingerprint {record.fingerprint[:19]})" in result.stderr  # type: ignore[attr-defined]
+
+
+def test_drift_before_the_run_refuses_without_running_it(
+    tmp_path: Path, fake_sglang: Callable[..., StandIn]
+) -> None:
+    server = fake_sglang("--model-path", "m", env={"NCCL_PROTO": "Simple"})
+    marker = tmp_path / "ran"
+    result = bench(tmp_path, "--pid", str(server.pid), "--", "touch", str(marker))
+    assert result.returncode == 1
+    assert "mismatch     NCCL_PROTO: expected LL, found 'Simple'" in result.stderr
+    assert "envguard: the server does not match demo@1: the benchmark was not run" in result.stderr
+    assert not marker.exists()
+    assert records(tmp_path) == []
+
+
+def test_a_server_that_changes_during_the_run_is_recorded_as_refused(
+    tmp_path: Path, fake_sglang: Callable[..., StandIn]
+) -> None:
+    server = fake_sglang("--model-path", "m")
+    worker = sorted(
+        int(p) for p in Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+    )[-1]
+    # The "benchmark" kills a worker: what a crash-and-restart looks like from outside.
+    result = bench(
+        tmp_path,
+        "--pid",
+        str(server.pid),
+        "--",
+        sys.executable,
+        "-c",
+        f'import os, json; os.kill({worker}, 9); print(json.dumps({{"tok_s": 62.9}}))',
+    )
+    assert result.returncode == 1
+    [record] = records(tmp_path)
+    assert record.verdict == "refused"  # type: ignore[attr-defined]
+    assert record.metrics == {"tok_s": 62.9}  # type: ignore[attr-defined]
+    assert record.reasons[0].startswith(
+        "the server's processes changed during the run (restarted?): gone: "
+    )  # type: ignore[attr-defined]
+    assert "refused: recorded #1 as refused, not as a result:" in result.stderr
+
+
+def test_a_failing_command_or_no_metrics_is_not_a_result(
+    tmp_path: Path, fake_sglang: Callable[..., StandIn]
+) -> None:
+    server = fake_sglang("--model-path", "m")
+    failed = bench(
+        tmp_path, "--pid", str(server.pid), "--", "sh", "-c", "echo '{\"tok_s\": 1}'; exit 4"
+    )
+    silent = bench(tmp_path, "--pid", str(server.pid), "--", "true")
+    assert (failed.returncode, silent.returncode) == (1, 1)
+    reasons = [r.reasons for r in records(tmp_path)]  # type: ignore[attr-defined]
+    assert reasons == [
+        ("no metrics: print a JSON object last, or give --metric NAME=REGEX",),
+        ("the benchmark command exited with status 4",),
+    ]
+
+
+def test_an_unwritable_ledger_keeps_the_result_in_a_file(
+    tmp_path: Path, fake_sglang: Callable[..., StandIn]
+) -> None:
+    server = fake_sglang("--model-path", "m")
+    env = {"PATH": os.environ["PATH"], "ENVGUARD_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "envguard",
+            "bench",
+            "-p",
+            DEMO,
+            "--pid",
+            str(server.pid),
+            "--ledger",
+            "/proc/self/ledger.db",
+            "--",
+            *PRINT_METRICS,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 3
+    assert result.stdout == 'warming up\n{"tok_s": 88.8}\n'  # printed all the same
+    [kept] = tmp_path.glob("envguard-bench-*.json")
+    assert f"the result and the benchmark's output are saved in {kept}" in result.stderr
+    saved = json.loads(kept.read_text())
+    assert saved["metrics"] == {"tok_s": 88.8} and "warming up" in saved["output"]
+
+
+@pytest.fixture
+def inference() -> Iterator[int]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeInference)
+    import threading
+
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield int(httpd.server_address[1])
+    httpd.shutdown()
+
+
+def test_throughput_probe_is_recorded(
+    tmp_path: Path, fake_sglang: Callable[..., StandIn], inference: int
+) -> None:
+    server = fake_sglang("--model-path", "m")
+    result = bench(
+        tmp_path,
+        "--pid",
+        str(server.pid),
+        "--throughput",
+        "--url",
+        f"http://127.0.0.1:{inference}",
+        "--max-tokens",
+        "20",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "  Run 2/2: 20 tokens in " in result.stdout
+    [record] = records(tmp_path)
+    assert record.metrics["tokens"] == 40 and record.metrics["runs"] == 2  # type: ignore[attr-defined]
+    assert record.command[0] == "envguard-throughput"  # type: ignore[attr-defined]
+
+
+def test_usage_errors(tmp_path: Path) -> None:
+    assert bench(tmp_path, "--pid", "1").returncode == 2  # neither a command nor --throughput
+    assert bench(tmp_path, "--", "true").returncode == 2  # no target
