@@ -51,18 +51,20 @@ def test_list_newest_first_with_filters(runner: CliRunner, ledger_file: str) -> 
 
 def test_show_and_export(runner: CliRunner, ledger_file: str) -> None:
     code, out, _ = run_cli(runner, "ledger", "show", "--ledger", ledger_file, "1")
+    assert code == 0
     assert json.loads(out) == dataclasses.asdict(dataclasses.replace(record(), id=1)) | {
         "reasons": [],
         "command": ["python", "bench.py"],
     }
     code, out, _ = run_cli(runner, "ledger", "export", "--ledger", ledger_file, "--format", "csv")
+    assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
     assert [r["id"] for r in rows] == ["1", "2", "3", "4"]
     assert json.loads(rows[3]["reasons"]) == ["server restarted"]
-    _code, out, _ = run_cli(
+    code, out, _ = run_cli(
         runner, "ledger", "export", "--ledger", ledger_file, "--verdict", "valid"
     )
-    assert len(json.loads(out)) == 3
+    assert (code, len(json.loads(out))) == (0, 3)
 
 
 def test_compare_varies_only_what_it_is_told(runner: CliRunner, ledger_file: str) -> None:
