@@ -6,8 +6,8 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from typing import ClassVar
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
