@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from envguard.flags import catalog
 from envguard.flags.catalog import Catalog, Option
 from envguard.flags.commandline import parse
-from envguard.flags.expect import render
+from envguard.render.values import render
 
 CATALOGS = [catalog.load(s, v) for s in ("sglang", "vllm") for v in catalog.available(s)]
 words = st.text(alphabet=string.ascii_letters + string.digits + "/._", min_size=1, max_size=12)

@@ -63,7 +63,7 @@ def args_command(
     Exit code 1 when the server would reject the command line.
     """
     from envguard.evaluation.flags import value_for_display
-    from envguard.flags.expect import render
+    from envguard.render.values import render
 
     parsed, note = read_args(server, list(argv), version)
     if version is None:

@@ -151,8 +151,8 @@ def resolve_pair(
 
 
 def comparison_text(result: Comparison) -> list[str]:
-    from envguard.flags.expect import render
     from envguard.ledger.compare import MISSING
+    from envguard.render.values import render
 
     a, b = result.before, result.after
     lines = [

@@ -7,10 +7,11 @@ from typing import Any
 
 from envguard.evaluation.findings import Finding, FindingKind
 from envguard.flags.argv import FlagValue
-from envguard.flags.expect import Expectation, FlagSpecError, expectation, render, resolve
+from envguard.flags.expect import Expectation, FlagSpecError, expectation, resolve
 from envguard.knowledge.namespaces import REDACTED, looks_secret
 from envguard.probes.launch import LaunchObservation
 from envguard.profile.schema import ServerSection
+from envguard.render.values import render
 
 
 def evaluate_flags(server: ServerSection, observed: LaunchObservation, role: str) -> list[Finding]:

@@ -10,6 +10,7 @@ from typing import Any
 from envguard.flags.catalog import Catalog, Option, choose_version, load
 from envguard.flags.converters import converter
 from envguard.profile.schema import FlagRule, FlagValue, ServerSection
+from envguard.render.values import render
 
 
 class FlagSpecError(ValueError):
@@ -61,21 +62,6 @@ def _same(left: Any, right: Any) -> bool:
             _same(a, b) for a, b in zip(left, right, strict=True)
         )
     return bool(left == right)
-
-
-def render(value: Any) -> str:
-    """A typed value as people write it on a command line."""
-    if value is None:
-        return "None"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | tuple):
-        return " ".join(render(v) for v in value)
-    if isinstance(value, dict):
-        import json
-
-        return json.dumps(value)
-    return str(value)
 
 
 def catalog_for(server: ServerSection, version: str | None = None) -> tuple[Catalog, str | None]:
