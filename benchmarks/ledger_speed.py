@@ -107,7 +107,7 @@ def main() -> None:
                 "profile-7",
             ],
             "ledger compare (same setup)": [*envguard, "ledger", "compare", "12", "212"],
-            "ledger compare --vary (deepdiff)": [
+            "ledger compare --vary (setups differ)": [
                 *envguard,
                 "ledger",
                 "compare",
@@ -132,7 +132,7 @@ def main() -> None:
             "get x2 + compare (same setup)": in_process(
                 lambda: compare(ledger.get(12), ledger.get(212)), args.rounds
             ),
-            "compare (setups differ, deepdiff loaded)": in_process(
+            "compare (setups differ)": in_process(
                 lambda: compare(a, c, ["NCCL_ALGO", "num_continuous_decode_steps"]), args.rounds
             ),
         }
@@ -149,9 +149,9 @@ def main() -> None:
     print("in process (after imports):")
     for name, value in library.items():
         print(f"  {name:<40} median {value * 1000:6.2f} ms")
-    worst = max(statistics.median(times[n]) for n in list(commands)[1:3])
+    worst = max(statistics.median(times[n]) for n in list(commands)[1:])
     verdict = "met" if worst <= 0.050 else "NOT met"
-    print(f"target: list and compare (same setup) <= 50 ms: {verdict} ({worst * 1000:.1f} ms)")
+    print(f"target: list and compare <= 50 ms: {verdict} ({worst * 1000:.1f} ms)")
 
 
 if __name__ == "__main__":

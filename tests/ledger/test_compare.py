@@ -70,3 +70,17 @@ def test_invalid_records_are_never_compared() -> None:
     )
     result = compare(valid, refused)
     assert result.refusals == ["#2 (B) is not a valid result: server restarted during the run"]
+
+
+def test_a_structured_flag_is_diffed_down_to_the_key() -> None:
+    spec = {"method": "eagle3", "num_speculative_tokens": 3, "model": "yuhuili/EAGLE3"}
+    a = dataclasses.replace(record(setup=varied(flags={"speculative_config": spec})), id=1)
+    b = dataclasses.replace(
+        record(setup=varied(flags={"speculative_config": {**spec, "num_speculative_tokens": 5}})),
+        id=2,
+    )
+    result = compare(a, b, ["speculative-config"])
+    assert result.comparable
+    assert [(d.name, d.before, d.after) for d in result.differences] == [
+        ("flags.speculative_config.num_speculative_tokens", 3, 5)
+    ]

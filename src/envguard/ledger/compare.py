@@ -88,27 +88,36 @@ def _by_setting(setup: dict[str, Any]) -> dict[str, Any]:
 def setup_differences(
     before: dict[str, Any], after: dict[str, Any], vary: list[str]
 ) -> list[SetupDifference]:
-    """Every setting where the setups differ, by deepdiff (imported here only: ~90 ms), down
-    to the changed part of a nested value (a key inside --speculative-config)."""
+    """Every setting where the setups differ. Scalars are compared directly; a setting whose
+    value is structured on both sides (a JSON flag such as --speculative-config) is diffed
+    with deepdiff, down to the changed key. deepdiff is imported only then (~75 ms)."""
+    old, new = _by_setting(before), _by_setting(after)
+    found = []
+    for setting in sorted(set(old) | set(new)):
+        a, b = old.get(setting, MISSING), new.get(setting, MISSING)
+        if a == b and type(a) is type(b):
+            continue
+        path = tuple(setting.split(".", 1))
+        if isinstance(a, dict | list) and isinstance(b, dict | list):
+            found += _structured(path, a, b, _is_varied(path, vary))
+        else:
+            found.append(SetupDifference(path, a, b, _is_varied(path, vary)))
+    return found
+
+
+def _structured(path: tuple[str, ...], a: Any, b: Any, varied: bool) -> list[SetupDifference]:
     from deepdiff import DeepDiff
 
-    # threshold_to_diff_deeper=0: deepdiff 8 otherwise reports two mostly different dicts
-    # as one changed value, which would hide which settings differ.
-    tree = DeepDiff(
-        _by_setting(before),
-        _by_setting(after),
-        ignore_order=True,
-        view="tree",
-        threshold_to_diff_deeper=0,
-    )
+    # threshold_to_diff_deeper=0: deepdiff 8 otherwise reports two mostly different values
+    # as one changed value, which would hide which keys differ.
+    tree = DeepDiff(a, b, ignore_order=True, view="tree", threshold_to_diff_deeper=0)
     found = []
     for kind, levels in tree.items():
         for level in levels:
-            setting, *inner = [str(p) for p in level.path(output_format="list")] or ["setup"]
-            path = (*setting.split(".", 1), *inner)
+            inner = tuple(str(p) for p in level.path(output_format="list"))
             old = MISSING if "added" in kind else level.t1
             new = MISSING if "removed" in kind else level.t2
-            found.append(SetupDifference(path, old, new, _is_varied(path, vary)))
+            found.append(SetupDifference((*path, *inner), old, new, varied))
     return sorted(found, key=lambda d: d.path)
 
 
