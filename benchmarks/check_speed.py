@@ -38,7 +38,18 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
     return elapsed
 
 
+def compile_envguard() -> None:
+    """Byte-compile envguard as `pip install` does: with PYTHONDONTWRITEBYTECODE set (as on
+    some machines) an editable checkout would otherwise be compiled on every run."""
+    import compileall
+
+    import envguard
+
+    compileall.compile_dir(Path(envguard.__file__).parent, quiet=1)
+
+
 def main() -> None:
+    compile_envguard()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()

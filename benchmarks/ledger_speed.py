@@ -85,7 +85,18 @@ def in_process(function: object, rounds: int) -> float:
     return statistics.median(times)
 
 
+def compile_envguard() -> None:
+    """Byte-compile envguard as `pip install` does: with PYTHONDONTWRITEBYTECODE set (as on
+    some machines) an editable checkout would otherwise be compiled on every run."""
+    import compileall
+
+    import envguard
+
+    compileall.compile_dir(Path(envguard.__file__).parent, quiet=1)
+
+
 def main() -> None:
+    compile_envguard()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=15)

@@ -35,7 +35,7 @@ CLEAN_ENV_ALLOWLIST = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class BuiltEnvironment:
     environ: dict[str, str]
     injected: dict[str, str]  # values the profile set or changed (before redaction)

@@ -18,7 +18,7 @@ Api = Literal["completions", "generate"]
 PROMPT = "Write a long, detailed story about a lighthouse keeper and the sea."
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Run:
     tokens: int
     seconds: float

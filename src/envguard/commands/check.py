@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # flags machinery (argparse, catalogs) loads only for profile
     from envguard.probes.launch import LaunchObservation
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class CheckReport:
     """The result of one check: what was looked at, what was found, the verdict."""
 

@@ -218,13 +218,13 @@ def _after_start(
 
     A detached start that dies or never gets healthy is a failed launch (exit 1); in the
     foreground the server's own exit code is passed through."""
-    from envguard.launching.health import log_tail, wait_healthy
-    from envguard.launching.supervise import exit_status
-
     if url is None:
         echo("  no health URL (--health-url, [server] health_url or a --port flag): not waiting")
         _write_manifest(loaded, pre, child, pid_file, log, forced, None, "not checked", 0)
         return int(ExitCode.OK)
+    from envguard.launching.health import log_tail, wait_healthy
+    from envguard.launching.supervise import exit_status
+
     result = wait_healthy(url, child.poll, timeout, _progress(url, echo))
     _end_progress()
     health = {
@@ -270,10 +270,10 @@ def _write_manifest(
     verdict: str,
     count: int,
 ) -> None:
-    from envguard.launching import manifest
-
     if pid_file is None:
         return
+    from envguard.launching import manifest
+
     document = manifest.build(
         loaded,
         pre,

@@ -11,7 +11,7 @@ import click
 from envguard.errors import ExitCode, ProfileError
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ValidationResult:
     path: str
     label: str | None  # name@version when valid

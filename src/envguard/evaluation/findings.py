@@ -20,7 +20,7 @@ FindingKind = Literal[
 Verdict = Literal["ok", "drift", "unverifiable"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Finding:
     """One thing that is not as the profile says, in one process.
 

@@ -23,7 +23,7 @@ class ServerRejects(Exception):
     """The error the server would print before exiting: it would not have started."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class FlagValue:
     dest: str
     value: Any

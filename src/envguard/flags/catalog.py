@@ -20,7 +20,7 @@ ServerKind = Literal["sglang", "vllm"]
 OptionKind = Literal["value", "switch", "const", "negatable", "append", "count", "help", "rejects"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Option:
     strings: tuple[str, ...]
     dest: str

@@ -29,7 +29,7 @@ _SUBCOMMAND_MODULES: dict[str, ServerKind] = {
 _SCRIPTS: dict[str, ServerKind] = {"sglang": "sglang", "vllm": "vllm"}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LaunchCommand:
     server: ServerKind
     args: tuple[str, ...]  # what the server's argument parser gets

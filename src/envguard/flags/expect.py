@@ -17,7 +17,7 @@ class FlagSpecError(ValueError):
     """A profile flag that this catalog cannot accept."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Expectation:
     option: Option
     key: str  # as the profile wrote it

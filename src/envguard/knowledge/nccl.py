@@ -15,7 +15,7 @@ VarKind = Literal["int", "bool", "level", "list", "enum", "string"]
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class NcclVar:
     name: str
     kind: VarKind
@@ -148,7 +148,7 @@ ENV_PLUGIN_VARIABLE = "NCCL_ENV_PLUGIN"
 ENV_PLUGIN_LIBRARY = "libnccl-env.so"  # loaded by NCCL 2.28+ when present
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Reading:
     """What NCCL makes of one raw value.
 

@@ -13,7 +13,7 @@ from envguard.probes.http import get_url
 Outcome = Literal["healthy", "exited", "timeout"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class HealthResult:
     outcome: Outcome
     elapsed: float

@@ -15,7 +15,7 @@ from typing import Any
 from envguard.ledger.store import Record
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class MetricDelta:
     name: str
     before: float | None
@@ -34,7 +34,7 @@ class MetricDelta:
         return 100.0 * self.delta / abs(self.before)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SetupDifference:
     path: tuple[str, ...]  # ("env", "NCCL_ALGO")
     before: Any  # MISSING when absent

@@ -21,7 +21,7 @@ FileState = Literal["read", "absent", "denied", "unreadable"]
 ETC_NCCL_CONF = "/etc/nccl.conf"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ConfigFile:
     """One NCCL config file as NCCL would read it for one process."""
 

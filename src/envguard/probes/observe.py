@@ -29,7 +29,7 @@ _LIBRARY_DIRS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Setting:
     """A variable's value as the process will see it, and where it came from."""
 
@@ -37,7 +37,7 @@ class Setting:
     source: str  # "environ", or the path of the NCCL config file that supplied it
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ProcessObservation:
     process: ProcessSnapshot
     # The environment plus what NCCL config files add; None when the environ is unreadable.
@@ -46,7 +46,7 @@ class ProcessObservation:
     env_plugin: str | None  # why NCCL's environment cannot be seen from outside, if so
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Observation:
     target_pid: int
     processes: tuple[ProcessObservation, ...]

@@ -21,7 +21,7 @@ EnvironState = Literal["ok", "clobbered", "empty", "denied", "gone"]
 PROC = Path("/proc")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ProcessSnapshot:
     """One process as read at one moment."""
 

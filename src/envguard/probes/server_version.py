@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class InstalledVersion:
     version: str
     where: str  # the metadata file it was read from, as the process names it

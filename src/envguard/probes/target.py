@@ -11,7 +11,7 @@ from envguard.errors import AccessDenied, TargetError
 from envguard.knowledge.namespaces import redact_argv
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Target:
     """How the user named the server: exactly one of the three is set."""
 

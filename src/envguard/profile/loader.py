@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from envguard.errors import ProfileError
-from envguard.profile import semantics
 from envguard.profile.schema import SCHEMA_VERSION, Profile
 
 FORMAT_HINT = "see `envguard profile schema` and the README section 'Profiles'"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LoadedProfile:
     """A validated profile with `extends` resolved, and the files it came from."""
 
@@ -61,6 +60,8 @@ def _load_uncached(path: Path) -> LoadedProfile:
         merged = _merge(merged, raw)
     merged["extends"] = []
     profile = _to_profile(merged)
+    from envguard.profile import semantics
+
     problems = [f"{path}: {p}" for p in semantics.conflicts(profile)]
     if problems:
         raise ProfileError("\n".join(problems), hint=FORMAT_HINT)

@@ -38,7 +38,7 @@ def bind_constraints() -> None:
     globals().update(Ge=Ge, Len=Len, EnvName=Annotated[str, Len(1, 256)])
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class ValueRule:
     """A required value given as a table: every condition given must hold."""
 
@@ -60,7 +60,7 @@ RequiredValue = str | int | ValueRule
 Scalar = str | int | float | bool
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class FlagRule:
     """A server flag given as a table: every condition given must hold."""
 
@@ -77,7 +77,7 @@ class FlagRule:
 FlagValue = Scalar | tuple[Scalar, ...] | FlagRule
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class ServerSection:
     """The server the profile describes."""
 
@@ -99,7 +99,7 @@ class ServerSection:
     """What `envguard launch` polls until the server is up, e.g. http://127.0.0.1:8000/health."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class EnvSection:
     """What the environment of every server process must hold."""
 
@@ -115,7 +115,7 @@ class EnvSection:
     """Namespaces where any live variable the profile does not name is drift, e.g. "NCCL_"."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class Profile:
     """An envguard profile: the environment a server was tuned for."""
 
