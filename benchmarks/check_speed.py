@@ -16,8 +16,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _common import compile_envguard, envguard_command, timed
 
 from envguard.testing.seed import SEED_LAUNCH
 from envguard.testing.seed import TUNED_NCCL as TUNED
@@ -27,25 +28,6 @@ REPO = Path(__file__).resolve().parent.parent
 PROFILE = REPO / "profiles" / "demo.toml"
 SEED = REPO / "profiles" / "kimi-k2.5-int4-tp8.toml"
 FAKE_SITE = REPO / "tests" / "data" / "fake_site"
-
-
-def timed(argv: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    result = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    elapsed = time.perf_counter() - start
-    if result.returncode != 0:
-        sys.exit(f"{argv} failed ({result.returncode}): {result.stderr.decode()}")
-    return elapsed
-
-
-def compile_envguard() -> None:
-    """Byte-compile envguard as `pip install` does: with PYTHONDONTWRITEBYTECODE set (as on
-    some machines) an editable checkout would otherwise be compiled on every run."""
-    import compileall
-
-    import envguard
-
-    compileall.compile_dir(Path(envguard.__file__).parent, quiet=1)
 
 
 def main() -> None:
@@ -79,8 +61,7 @@ def main() -> None:
     launch_pid = wait_ready(launch.stdout)
     cache = tempfile.mkdtemp(prefix="envguard-bench-")
     env = {**os.environ, "ENVGUARD_CACHE_DIR": cache}
-    script = Path(sys.executable).with_name("envguard")
-    envguard = [str(script)] if script.exists() else [sys.executable, "-m", "envguard"]
+    envguard = envguard_command()
     check = [*envguard, "check", "-p", str(PROFILE), "--pid", str(pid), "--quiet"]
     seed = [*envguard, "check", "-p", str(SEED), "--pid", str(launch_pid), "--quiet"]
     baseline = [sys.executable, "-c", "pass"]

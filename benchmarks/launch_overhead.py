@@ -12,33 +12,14 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _common import compile_envguard, envguard_command, timed
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILE = REPO / "profiles" / "demo.toml"
-
-
-def timed(argv: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    result = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    elapsed = time.perf_counter() - start
-    if result.returncode != 0:
-        sys.exit(f"{argv} failed ({result.returncode}): {result.stderr.decode()}")
-    return elapsed
-
-
-def compile_envguard() -> None:
-    """Byte-compile envguard as `pip install` does: with PYTHONDONTWRITEBYTECODE set (as on
-    some machines) an editable checkout would otherwise be compiled on every run."""
-    import compileall
-
-    import envguard
-
-    compileall.compile_dir(Path(envguard.__file__).parent, quiet=1)
 
 
 def main() -> None:
@@ -48,8 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="envguard-bench-")
     env = {**os.environ, "ENVGUARD_CACHE_DIR": cache}
-    script = Path(sys.executable).with_name("envguard")
-    envguard = [str(script)] if script.exists() else [sys.executable, "-m", "envguard"]
+    envguard = envguard_command()
     command = ["/bin/true"]
     launch = [*envguard, "launch", "-p", str(PROFILE), "--", *command]
     try:

@@ -14,11 +14,12 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _common import compile_envguard, timed
 
 from envguard.ledger.compare import compare
 from envguard.ledger.store import Ledger
@@ -67,15 +68,6 @@ def fill(path: Path, count: int) -> None:
     ledger.close()
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    result = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    elapsed = time.perf_counter() - start
-    if result.returncode not in (0, 1):
-        sys.exit(f"{argv} failed ({result.returncode}): {result.stderr.decode()}")
-    return elapsed
-
-
 def in_process(function: object, rounds: int) -> float:
     times = []
     for _ in range(rounds):
@@ -83,16 +75,6 @@ def in_process(function: object, rounds: int) -> float:
         function()  # type: ignore[operator]
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def compile_envguard() -> None:
-    """Byte-compile envguard as `pip install` does: with PYTHONDONTWRITEBYTECODE set (as on
-    some machines) an editable checkout would otherwise be compiled on every run."""
-    import compileall
-
-    import envguard
-
-    compileall.compile_dir(Path(envguard.__file__).parent, quiet=1)
 
 
 def main() -> None:
@@ -133,7 +115,7 @@ def main() -> None:
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.rounds):
             for name, argv in commands.items():
-                times[name].append(timed(argv, env))
+                times[name].append(timed(argv, env, ok=(0, 1)))
         ledger = Ledger.open(path)
         a, b, c = ledger.get(12), ledger.get(212), ledger.get(13)
         library = {

@@ -16,7 +16,7 @@ from envguard.errors import EnvguardError
 COMMANDS = {
     "check": "envguard.commands.check:check_command",
     "launch": "envguard.commands.launch:launch_command",
-    "stop": "envguard.commands.launch:stop_command",
+    "stop": "envguard.commands.stop:stop_command",
     "args": "envguard.commands.args:args_command",
     "profile": "envguard.commands.profile:profile_group",
     "demo": "envguard.commands.demo:demo_command",

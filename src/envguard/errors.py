@@ -27,6 +27,12 @@ class EnvguardError(Exception):
         self.hint = hint
 
 
+class UsageError(EnvguardError):
+    """The command line asks for something impossible (exit 2, like click's own)."""
+
+    exit_code = ExitCode.USAGE
+
+
 class ProfileError(EnvguardError):
     """A profile that cannot be read, parsed or validated."""
 

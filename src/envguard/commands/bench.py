@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from envguard.commands.options import target_from, target_options
 from envguard.errors import EnvguardError, ExitCode
 from envguard.probes.target import Target
 
@@ -247,9 +248,7 @@ def _keep(document: dict[str, Any]) -> Path:
 
 @click.command("bench", context_settings={"ignore_unknown_options": True})
 @click.option("-p", "--profile", "profile_path", required=True, metavar="FILE")
-@click.option("--pid", type=int)
-@click.option("--port", type=click.IntRange(1, 65535))
-@click.option("--match", "pattern", metavar="REGEX")
+@target_options
 @click.option(
     "--ledger",
     "ledger_path",
@@ -301,11 +300,7 @@ def bench_command(
     envguard bench -p profiles/kimi-k2.5-int4-tp8.toml --port 8000 -- python bench.py
     envguard bench -p P --port 8000 --throughput --max-tokens 500 --runs 5 --warmup 1
     """
-    given = [
-        n for n, v in (("--pid", pid), ("--port", port), ("--match", pattern)) if v is not None
-    ]
-    if len(given) != 1:
-        raise click.UsageError("give exactly one of --pid, --port or --match")
+    target = target_from(pid, port, pattern)
     if throughput == bool(command):
         raise click.UsageError("give a benchmark command after --, or --throughput (not both)")
     probe = None
@@ -316,7 +311,7 @@ def bench_command(
         probe = Throughput(base, api, max_tokens, runs, warmup)  # type: ignore[arg-type]
     code = bench(
         profile_path,
-        Target(pid, port, pattern),
+        target,
         list(command),
         throughput=probe,
         metric_options=metric_options,

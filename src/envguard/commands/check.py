@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from envguard.commands.options import target_from, target_options
 from envguard.errors import ExitCode
 from envguard.evaluation.findings import Finding, Verdict, verdict
 from envguard.probes.observe import ProcessObservation
@@ -96,9 +97,7 @@ def check(
     metavar="FILE",
     help="The profile (TOML) the server must match.",
 )
-@click.option("--pid", type=int, help="The server's top process.")
-@click.option("--port", type=click.IntRange(1, 65535), help="Find the server by its TCP port.")
-@click.option("--match", "pattern", metavar="REGEX", help="Find the server by command line.")
+@target_options
 @click.option("--all", "every_match", is_flag=True, help="Check every server --match finds.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict line.")
@@ -124,18 +123,11 @@ def check_command(
     files they see, and reports every difference. Exit code: 0 ok, 1 drift,
     3 could not evaluate (see the README's exit-code table).
     """
-    given = [
-        name
-        for name, value in (("--pid", pid), ("--port", port), ("--match", pattern))
-        if value is not None
-    ]
-    if len(given) != 1:
-        raise click.UsageError(
-            "give exactly one of --pid, --port or --match"
-            + (f" (got {', '.join(given)})" if given else "")
-        )
     report = check(
-        profile_path, Target(pid, port, pattern), every_match=every_match, config_root=config_root
+        profile_path,
+        target_from(pid, port, pattern),
+        every_match=every_match,
+        config_root=config_root,
     )
     if as_json:
         from envguard.render.json import check_json

@@ -220,29 +220,10 @@ class Ledger:
 
 
 def _record(row: tuple[Any, ...]) -> Record:
-    (
-        rid,
-        created,
-        host,
-        name,
-        version,
-        digest,
-        fingerprint,
-        verdict,
-        reasons,
-        command,
-        metrics,
-        setup,
-    ) = row
+    """A row back into a Record: the JSON columns decoded, the rest as stored."""
+    *plain, reasons, command, metrics, setup = row
     return Record(
-        rid,
-        created,
-        host,
-        name,
-        version,
-        digest,
-        fingerprint,
-        verdict,
+        *plain,
         tuple(json.loads(reasons)),
         tuple(json.loads(command)),
         json.loads(metrics),

@@ -15,7 +15,7 @@ _VERDICT_STYLE = {"ok": "green", "drift": "red", "unverifiable": "yellow"}
 _KIND_STYLE = {"unverifiable": "yellow"}
 
 
-def _finding_lines(finding: Finding) -> list[str]:
+def finding_lines(finding: Finding) -> list[str]:
     parts = []
     if finding.expected is not None:
         parts.append(f"expected {finding.expected}")
@@ -64,7 +64,7 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
         if not own:
             clean.append(label)
             continue
-        key = tuple(tuple(_finding_lines(f)) for f in own)
+        key = tuple(tuple(finding_lines(f)) for f in own)
         blocks.setdefault(key, []).append(label)
     for key, labels in blocks.items():
         lines.append("")
@@ -74,7 +74,7 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
     server_wide = [f for f in report.findings if f.pid not in pids]
     if server_wide:
         lines += ["", click.style("across processes", bold=True) + ":"]
-        lines += [line for f in server_wide for line in _finding_lines(f)]
+        lines += [line for f in server_wide for line in finding_lines(f)]
     if clean:
         lines += ["", "ok: " + ", ".join(clean)]
     lines += ["", last]

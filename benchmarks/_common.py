@@ -1,0 +1,34 @@
+"""What the benchmark scripts share: timing a command, and byte-compiling envguard first."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def compile_envguard() -> None:
+    """Byte-compile envguard as `pip install` does: with PYTHONDONTWRITEBYTECODE set (as on
+    some machines) an editable checkout would otherwise be compiled on every run."""
+    import compileall
+
+    import envguard
+
+    compileall.compile_dir(Path(envguard.__file__).parent, quiet=1)
+
+
+def timed(argv: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> float:
+    """Seconds one run of `argv` takes; stop the benchmark if it fails."""
+    start = time.perf_counter()
+    result = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if result.returncode not in ok:
+        sys.exit(f"{argv} failed ({result.returncode}): {result.stderr.decode()}")
+    return elapsed
+
+
+def envguard_command() -> list[str]:
+    """The console script beside this Python, as a user runs it (else `python -m envguard`)."""
+    script = Path(sys.executable).with_name("envguard")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "envguard"]

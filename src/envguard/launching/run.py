@@ -1,0 +1,296 @@
+"""Start a server the way its profile says: preflight, start (detached or in the
+foreground), wait for health, check the live tree, write the manifest.
+
+Library first: `launch()` takes plain arguments and returns envguard's exit code; the click
+command in envguard.commands.launch only parses options.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from envguard.errors import EnvguardError, ExitCode, UsageError
+from envguard.launching.report import Echo, findings_text, redacted, report_preflight
+
+if TYPE_CHECKING:
+    import subprocess
+
+    from envguard.launching.preflight import Preflight
+    from envguard.profile.loader import LoadedProfile
+
+DEFAULT_TIMEOUT = 30 * 60  # Kimi-K2.5 on 8 GPUs took 15 minutes to load (shared/seeds/)
+
+
+class Refused(EnvguardError):
+    """envguard will not start the server (exit 1)."""
+
+    exit_code = ExitCode.DRIFT
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """How to run it (the options of `envguard launch`)."""
+
+    detach: bool = False
+    log: Path | None = None
+    pid_file: Path | None = None
+    health_url: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    clean_env: bool = False
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class _Start:
+    """One launch in progress: what was decided before the server started."""
+
+    loaded: LoadedProfile
+    pre: Preflight
+    options: LaunchOptions
+    pid_file: Path | None
+    log: Path | None
+    url: str | None
+    echo: Echo
+
+
+def resolve_command(loaded: LoadedProfile, command: list[str]) -> list[str]:
+    if command:
+        return command
+    if loaded.profile.server.command:
+        return list(loaded.profile.server.command)
+    raise UsageError(
+        "no command to launch", hint="give it after `--`, or set [server] command in the profile"
+    )
+
+
+def health_url_for(loaded: LoadedProfile, pre: Preflight, given: str | None) -> str | None:
+    if given or loaded.profile.server.health_url:
+        return given or loaded.profile.server.health_url
+    if pre.port is not None and loaded.profile.server.kind != "generic":
+        from envguard.probes.server_info import local_host
+
+        return f"http://{local_host(pre.host)}:{pre.port}/health"
+    return None
+
+
+def port_in_use(host: str | None, port: int) -> bool:
+    """Whether binding the server's address would fail (SO_REUSEADDR, as servers bind)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host if host not in (None, "") else "0.0.0.0", port))
+        except OSError:
+            return True
+    return False
+
+
+def launch(profile_path: str, command: list[str], options: LaunchOptions, echo: Echo) -> int:
+    """Start the server as the profile says; return envguard's exit code."""
+    from envguard.launching.preflight import preflight
+    from envguard.profile.loader import load_profile
+
+    loaded = load_profile(profile_path)
+    command = resolve_command(loaded, command)
+    pre = preflight(loaded.profile, command, dict(os.environ), clean_env=options.clean_env)
+    report_preflight(loaded, pre, echo)
+    if pre.findings:
+        verb = "starting anyway (--force)" if options.force else "refusing to start"
+        echo(f"{verb}: {len(pre.findings)} findings against {loaded.label}")
+        for line in findings_text(pre):
+            echo(line)
+        if not options.force:
+            raise Refused(
+                "the command or its environment contradicts the profile",
+                hint="fix the findings above, or add --force to start anyway "
+                "(recorded in the manifest)",
+            )
+    url = health_url_for(loaded, pre, options.health_url)
+    if options.detach:
+        name = loaded.profile.name
+        pid_file = options.pid_file or Path(f"envguard-{name}.pid")
+        log = options.log or Path(f"envguard-{name}.log")
+        return _detached(_Start(loaded, pre, options, pid_file, log, url, echo))
+    return _foreground(_Start(loaded, pre, options, options.pid_file, None, url, echo))
+
+
+def _start_guarded(
+    run: _Start, start: Callable[[], subprocess.Popen[bytes]]
+) -> subprocess.Popen[bytes]:
+    """Under the launch lock: refuse a live pid file or a taken port, start, write the pid."""
+    from envguard.launching import pidfile
+
+    if run.pid_file is None:
+        return start()
+    with pidfile.launch_lock(run.pid_file):
+        existing = pidfile.read_pid(run.pid_file)
+        if existing is not None and pidfile.alive(existing):
+            raise Refused(
+                f"{run.pid_file} names a running process ({existing})",
+                hint=f"stop it first: envguard stop --pid-file {run.pid_file}",
+            )
+        port = run.pre.port
+        if port is not None and port_in_use(run.pre.host, port):
+            raise Refused(
+                f"port {port} is already in use",
+                hint=f"find the owner with `ss -ltnp 'sport = :{port}'`",
+            )
+        child = start()
+        pidfile.write_pid(run.pid_file, child.pid)
+    return child
+
+
+def _detached(run: _Start) -> int:
+    from datetime import UTC, datetime
+
+    from envguard.launching.supervise import start_detached
+
+    assert run.log is not None
+    log = run.log
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    header = (
+        f"==== {stamp} envguard launch {run.loaded.label} (sha256:{run.loaded.digest[:12]}): "
+        f"{shlex.join(redacted(run.pre.command))}"
+    )
+    child = _start_guarded(
+        run, lambda: start_detached(list(run.pre.command), run.pre.built.environ, log, header)
+    )
+    run.echo(f"  started pid {child.pid} (own session), log {log}, pid file {run.pid_file}")
+    return _after_start(run, child, detached=True)
+
+
+def _foreground(run: _Start) -> int:
+    from envguard.launching import supervise
+
+    child = _start_guarded(
+        run, lambda: supervise.start_foreground(list(run.pre.command), run.pre.built.environ)
+    )
+    restore = supervise.forward_signals(child)
+    try:
+        run.echo(f"  started pid {child.pid} in the foreground (signals go to its group)")
+        # Health, check and manifest are reported; the exit code is the server's own.
+        _after_start(run, child, detached=False)
+        child.wait()
+        return supervise.exit_status(child.returncode)
+    finally:
+        supervise.reap_group(child.pid)
+        restore()
+        if run.pid_file is not None:
+            run.pid_file.unlink(missing_ok=True)
+
+
+def _after_start(run: _Start, child: subprocess.Popen[bytes], *, detached: bool) -> int:
+    """Wait for health, check the live tree, write the manifest; return the exit code.
+
+    A detached start that dies or never gets healthy is a failed launch (exit 1); in the
+    foreground the server's own exit code is passed through."""
+    echo = run.echo
+    if run.url is None:
+        echo("  no health URL (--health-url, [server] health_url or a --port flag): not waiting")
+        _write_manifest(run, child, None, "not checked", 0)
+        return int(ExitCode.OK)
+    from envguard.launching.health import log_tail, wait_healthy
+    from envguard.launching.supervise import exit_status
+
+    result = wait_healthy(run.url, child.poll, run.options.timeout, _progress(run.url, echo))
+    _end_progress()
+    health = {
+        "url": run.url,
+        "outcome": result.outcome,
+        "elapsed_s": round(result.elapsed, 1),
+        "last_status": result.last_status,
+    }
+    if result.outcome == "healthy":
+        echo(f"  healthy after {result.elapsed:.0f}s: checking the live process tree")
+        verdict, count, code = _check(run.loaded, child.pid, echo)
+        _write_manifest(run, child, health, verdict, count)
+        return code
+    if result.outcome == "exited":
+        echo(
+            f"  the server exited with code {result.exit_code} while starting "
+            f"({result.elapsed:.0f}s; last health answer: {result.last_status})"
+        )
+        code = int(ExitCode.DRIFT) if detached else exit_status(child.returncode)
+        if detached and run.pid_file is not None:
+            run.pid_file.unlink(missing_ok=True)
+    else:
+        stop = f"envguard stop --pid-file {run.pid_file}" if run.pid_file else "Ctrl-C"
+        echo(
+            f"  not healthy after {result.elapsed:.0f}s (last answer: {result.last_status}); "
+            f"still running as pid {child.pid} ({stop})"
+        )
+        code = int(ExitCode.DRIFT)
+    for line in log_tail(str(run.log)) if run.log else []:
+        echo(f"  | {line}")
+    _write_manifest(run, child, health, result.outcome, 0)
+    return code
+
+
+def _write_manifest(
+    run: _Start,
+    child: subprocess.Popen[bytes],
+    health: dict[str, Any] | None,
+    verdict: str,
+    count: int,
+) -> None:
+    if run.pid_file is None:
+        return
+    from envguard.launching import manifest
+
+    document = manifest.build(
+        run.loaded,
+        run.pre,
+        pid=child.pid,
+        log=run.log,
+        pid_file=run.pid_file,
+        forced=run.options.force,
+        health=health,
+        verdict=verdict,
+        findings=count,
+    )
+    manifest.write(manifest.manifest_path(run.pid_file), document)
+
+
+def _check(loaded: LoadedProfile, pid: int, echo: Echo) -> tuple[str, int, int]:
+    from envguard.commands.check import check
+    from envguard.probes.target import Target
+    from envguard.render.text import check_text
+
+    try:
+        report = check(loaded.path, Target(pid=pid))
+    except EnvguardError as exc:
+        echo(f"  check could not evaluate: {exc.message}")
+        return "unverifiable", 0, int(ExitCode.UNVERIFIABLE)
+    for line in check_text(report).splitlines():
+        echo(f"  {line}" if line else "")
+    return report.verdict, len(report.findings), int(report.exit_code)
+
+
+def _progress(url: str, echo: Echo) -> Callable[[float, str], None]:
+    """A line a person can read: rewritten in place on a terminal, every 30 s otherwise."""
+    state = {"last": -30.0}
+    tty = sys.stderr.isatty()
+
+    def show(elapsed: float, status: str) -> None:
+        minutes, seconds = divmod(int(elapsed), 60)
+        text = f"  waiting for {url}: {minutes}m{seconds:02d}s, last answer: {status}"
+        if tty:
+            sys.stderr.write("\r" + text + " " * 8)
+            sys.stderr.flush()
+        elif elapsed - state["last"] >= 30:
+            state["last"] = elapsed
+            echo(text)
+
+    return show
+
+
+def _end_progress() -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write("\n")
