@@ -219,13 +219,15 @@ class Ledger:
         return str(self.db.execute("PRAGMA integrity_check").fetchone()[0])
 
 
+_COLUMNS = ("id", "created_at", "host", "profile_name", "profile_version", "profile_digest",
+            "fingerprint", "verdict", "reasons", "command", "metrics", "setup")  # fmt: skip
+
+
 def _record(row: tuple[Any, ...]) -> Record:
     """A row back into a Record: the JSON columns decoded, the rest as stored."""
-    *plain, reasons, command, metrics, setup = row
-    return Record(
-        *plain,
-        tuple(json.loads(reasons)),
-        tuple(json.loads(command)),
-        json.loads(metrics),
-        json.loads(setup) if setup is not None else None,
-    )
+    values = dict(zip(_COLUMNS, row, strict=True))
+    values["reasons"] = tuple(json.loads(values["reasons"]))
+    values["command"] = tuple(json.loads(values["command"]))
+    values["metrics"] = json.loads(values["metrics"])
+    values["setup"] = json.loads(values["setup"]) if values["setup"] is not None else None
+    return Record(**values)
