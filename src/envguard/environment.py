@@ -7,7 +7,7 @@ workers' environments readable after setproctitle (shared/reference/servers.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from envguard.knowledge import nccl
 from envguard.knowledge.servers import SPT_NOENV
@@ -35,8 +35,7 @@ CLEAN_ENV_ALLOWLIST = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class BuiltEnvironment:
+class BuiltEnvironment(NamedTuple):
     environ: dict[str, str]
     injected: dict[str, str]  # values the profile set or changed (before redaction)
     dropped: tuple[str, ...]  # names removed: forbidden, or unlisted in a strict namespace

@@ -6,17 +6,15 @@ its environment-variable docs, one run on an H200 with NCCL 2.28.9). Do not gues
 
 from __future__ import annotations
 
-import string
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 VarKind = Literal["int", "bool", "level", "list", "enum", "string"]
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_DEC, _OCT, _HEX = "0123456789", "01234567", "0123456789abcdefABCDEF"
 
 
-@dataclass(frozen=True)
-class NcclVar:
+class NcclVar(NamedTuple):
     name: str
     kind: VarKind
     # Legal values: tokens for list/enum/level, allowed integers for small int ranges.
@@ -148,8 +146,7 @@ ENV_PLUGIN_VARIABLE = "NCCL_ENV_PLUGIN"
 ENV_PLUGIN_LIBRARY = "libnccl-env.so"  # loaded by NCCL 2.28+ when present
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(NamedTuple):
     """What NCCL makes of one raw value.
 
     `value` is the normalised effective setting (None: NCCL ignores it and uses its
@@ -171,12 +168,12 @@ def strtoll(text: str) -> tuple[int | None, str]:
     if s[:1] in ("+", "-"):
         sign = -1 if s[0] == "-" else 1
         i = 1
-    if s[i : i + 2] in ("0x", "0X") and s[i + 2 : i + 3] in tuple(string.hexdigits):
-        base, digits, i = 16, string.hexdigits, i + 2
+    if s[i : i + 2] in ("0x", "0X") and s[i + 2 : i + 3] in tuple(_HEX):
+        base, digits, i = 16, _HEX, i + 2
     elif s[i : i + 1] == "0":
-        base, digits = 8, string.octdigits
+        base, digits = 8, _OCT
     else:
-        base, digits = 10, string.digits
+        base, digits = 10, _DEC
     end = i
     while end < len(s) and s[end] in digits:
         end += 1

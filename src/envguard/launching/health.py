@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from envguard.probes.http import get_url
 
 Outcome = Literal["healthy", "exited", "timeout"]
 
 
-@dataclass(frozen=True)
-class HealthResult:
+class HealthResult(NamedTuple):
     outcome: Outcome
     elapsed: float
     last_status: str  # "200", "503", "no answer"

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from envguard.environment import BuiltEnvironment, build_environment, keep_for_clean_env
 from envguard.evaluation.findings import Finding
@@ -19,8 +18,7 @@ if TYPE_CHECKING:  # argparse and the catalogs load only when the profile has fl
 ROLE = "command"  # findings about the command to be started, not a live process
 
 
-@dataclass(frozen=True)
-class Preflight:
+class Preflight(NamedTuple):
     command: tuple[str, ...]
     built: BuiltEnvironment
     findings: tuple[Finding, ...]  # each one is a reason to refuse (unless --force)

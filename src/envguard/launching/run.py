@@ -11,9 +11,8 @@ import os
 import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from envguard.errors import EnvguardError, ExitCode, UsageError
 from envguard.launching.report import Echo, findings_text, redacted, report_preflight
@@ -33,8 +32,7 @@ class Refused(EnvguardError):
     exit_code = ExitCode.DRIFT
 
 
-@dataclass(frozen=True)
-class LaunchOptions:
+class LaunchOptions(NamedTuple):
     """How to run it (the options of `envguard launch`)."""
 
     detach: bool = False
@@ -46,8 +44,7 @@ class LaunchOptions:
     force: bool = False
 
 
-@dataclass(frozen=True)
-class _Start:
+class _Start(NamedTuple):
     """One launch in progress: what was decided before the server started."""
 
     loaded: LoadedProfile
@@ -125,10 +122,10 @@ def _start_guarded(
     run: _Start, start: Callable[[], subprocess.Popen[bytes]]
 ) -> subprocess.Popen[bytes]:
     """Under the launch lock: refuse a live pid file or a taken port, start, write the pid."""
-    from envguard.launching import pidfile
-
     if run.pid_file is None:
         return start()
+    from envguard.launching import pidfile
+
     with pidfile.launch_lock(run.pid_file):
         existing = pidfile.read_pid(run.pid_file)
         if existing is not None and pidfile.alive(existing):

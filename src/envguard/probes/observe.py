@@ -6,8 +6,8 @@ An Observation is what evaluation needs and nothing more; building it is the onl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from envguard.knowledge import nccl
 from envguard.probes.ncclconf import ConfigFile, config_files
@@ -29,16 +29,14 @@ _LIBRARY_DIRS = (
 )
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     """A variable's value as the process will see it, and where it came from."""
 
     value: str
     source: str  # "environ", or the path of the NCCL config file that supplied it
 
 
-@dataclass(frozen=True)
-class ProcessObservation:
+class ProcessObservation(NamedTuple):
     process: ProcessSnapshot
     # The environment plus what NCCL config files add; None when the environ is unreadable.
     effective: dict[str, Setting] | None
@@ -46,8 +44,7 @@ class ProcessObservation:
     env_plugin: str | None  # why NCCL's environment cannot be seen from outside, if so
 
 
-@dataclass(frozen=True)
-class Observation:
+class Observation(NamedTuple):
     target_pid: int
     processes: tuple[ProcessObservation, ...]
     vanished: tuple[int, ...]  # descendants that exited while the tree was read

@@ -9,9 +9,8 @@ after `setproctitle` it reads back as NUL padding (or empty) rather than KEY=VAL
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from envguard.errors import AccessDenied, TargetError
 from envguard.knowledge import servers
@@ -21,8 +20,7 @@ EnvironState = Literal["ok", "clobbered", "empty", "denied", "gone"]
 PROC = Path("/proc")
 
 
-@dataclass(frozen=True)
-class ProcessSnapshot:
+class ProcessSnapshot(NamedTuple):
     """One process as read at one moment."""
 
     pid: int

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from envguard.errors import AccessDenied, TargetError
 from envguard.knowledge.namespaces import redact_argv
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """How the user named the server: exactly one of the three is set."""
 
     pid: int | None = None
