@@ -429,3 +429,13 @@ def test_print_systemd(envguard: Run, tmp_path: Path) -> None:
         [analyze, "verify", "--man=no", str(path)], capture_output=True, text=True
     )
     assert verified.returncode == 0, verified.stderr
+
+
+def test_a_command_that_does_not_exist(envguard: Run, tmp_path: Path) -> None:
+    result = envguard("launch", "-p", DEMO, "--detach", "--", "no-such-server-x1")
+    assert result.returncode == 3
+    assert result.stderr.splitlines()[-2:] == [
+        "envguard: no-such-server-x1: command not found (or not executable)",
+        "hint: check the command after --, or give its absolute path",
+    ]
+    assert not (tmp_path / "envguard-demo.pid").exists()

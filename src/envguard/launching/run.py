@@ -18,9 +18,8 @@ from envguard.errors import EnvguardError, ExitCode, UsageError
 from envguard.launching.report import Echo, findings_text, redacted, report_preflight
 
 if TYPE_CHECKING:
-    import subprocess
-
     from envguard.launching.preflight import Preflight
+    from envguard.launching.supervise import Child
     from envguard.profile.loader import LoadedProfile
 
 DEFAULT_TIMEOUT = 30 * 60  # Kimi-K2.5 on 8 GPUs took 15 minutes to load (shared/seeds/)
@@ -118,9 +117,7 @@ def launch(profile_path: str, command: list[str], options: LaunchOptions, echo: 
     return _foreground(_Start(loaded, pre, options, options.pid_file, None, url, echo))
 
 
-def _start_guarded(
-    run: _Start, start: Callable[[], subprocess.Popen[bytes]]
-) -> subprocess.Popen[bytes]:
+def _start_guarded(run: _Start, start: Callable[[], Child]) -> Child:
     """Under the launch lock: refuse a live pid file or a taken port, start, write the pid."""
     if run.pid_file is None:
         return start()
@@ -174,8 +171,7 @@ def _foreground(run: _Start) -> int:
         run.echo(f"  started pid {child.pid} in the foreground (signals go to its group)")
         # Health, check and manifest are reported; the exit code is the server's own.
         _after_start(run, child, detached=False)
-        child.wait()
-        return supervise.exit_status(child.returncode)
+        return supervise.exit_status(child.wait())
     finally:
         supervise.reap_group(child.pid)
         restore()
@@ -183,7 +179,7 @@ def _foreground(run: _Start) -> int:
             run.pid_file.unlink(missing_ok=True)
 
 
-def _after_start(run: _Start, child: subprocess.Popen[bytes], *, detached: bool) -> int:
+def _after_start(run: _Start, child: Child, *, detached: bool) -> int:
     """Wait for health, check the live tree, write the manifest; return the exit code.
 
     A detached start that dies or never gets healthy is a failed launch (exit 1); in the
@@ -214,7 +210,7 @@ def _after_start(run: _Start, child: subprocess.Popen[bytes], *, detached: bool)
             f"  the server exited with code {result.exit_code} while starting "
             f"({result.elapsed:.0f}s; last health answer: {result.last_status})"
         )
-        code = int(ExitCode.DRIFT) if detached else exit_status(child.returncode)
+        code = int(ExitCode.DRIFT) if detached else exit_status(child.wait())
         if detached and run.pid_file is not None:
             run.pid_file.unlink(missing_ok=True)
     else:
@@ -232,7 +228,7 @@ def _after_start(run: _Start, child: subprocess.Popen[bytes], *, detached: bool)
 
 def _write_manifest(
     run: _Start,
-    child: subprocess.Popen[bytes],
+    child: Child,
     health: dict[str, Any] | None,
     verdict: str,
     count: int,
