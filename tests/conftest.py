@@ -106,3 +106,23 @@ def run_cli(runner: CliRunner, *args: str) -> tuple[int, str, str]:
 
     result = runner.invoke(cli, list(args), catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
+
+
+def envguard_process(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m envguard ARGS` as a real process in `cwd`, with a minimal environment
+    and a profile cache of its own (for signals, detaching and exit codes)."""
+    full = {
+        "PATH": os.environ["PATH"],
+        "ENVGUARD_CACHE_DIR": str(cwd / ".envguard-cache"),
+        **(env or {}),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "envguard", *args],
+        cwd=cwd,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

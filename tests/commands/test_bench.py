@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -14,7 +13,7 @@ import pytest
 
 from envguard.ledger.store import Ledger
 from tests.benchmarking.test_throughput import FakeInference
-from tests.conftest import PROFILES, StandIn
+from tests.conftest import PROFILES, StandIn, envguard_process
 
 DEMO = str(PROFILES / "demo.toml")
 PRINT_METRICS = [
@@ -24,26 +23,11 @@ PRINT_METRICS = [
 ]
 
 
-def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "ENVGUARD_CACHE_DIR": str(tmp_path / "cache")}
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "envguard",
-            "bench",
-            "-p",
-            DEMO,
-            "--ledger",
-            str(tmp_path / "ledger.db"),
-            *args,
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def bench(
+    tmp_path: Path, *args: str, ledger: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    ledger = ledger or str(tmp_path / "ledger.db")
+    return envguard_process(tmp_path, "bench", "-p", DEMO, "--ledger", ledger, *args)
 
 
 def records(tmp_path: Path) -> list[object]:
@@ -125,27 +109,8 @@ def test_an_unwritable_ledger_keeps_the_result_in_a_file(
     tmp_path: Path, fake_sglang: Callable[..., StandIn]
 ) -> None:
     server = fake_sglang("--model-path", "m")
-    env = {"PATH": os.environ["PATH"], "ENVGUARD_CACHE_DIR": str(tmp_path / "cache")}
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "envguard",
-            "bench",
-            "-p",
-            DEMO,
-            "--pid",
-            str(server.pid),
-            "--ledger",
-            "/proc/self/ledger.db",
-            "--",
-            *PRINT_METRICS,
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    result = bench(
+        tmp_path, "--pid", str(server.pid), "--", *PRINT_METRICS, ledger="/proc/self/ledger.db"
     )
     assert result.returncode == 3
     assert result.stdout == 'warming up\n{"tok_s": 88.8}\n'  # printed all the same

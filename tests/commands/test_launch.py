@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from envguard.testing.seed import TUNED_NCCL
-from tests.conftest import FAKE_SITE, PROFILES
+from tests.conftest import FAKE_SITE, PROFILES, envguard_process
 
 DEMO = str(PROFILES / "demo.toml")
 SEED = str(PROFILES / "kimi-k2.5-int4-tp8.toml")
@@ -62,22 +62,8 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
 
 @pytest.fixture
 def envguard(tmp_path: Path) -> Run:
-    def run(
-        *args: str, env: dict[str, str] | None = None, timeout: float = 60
-    ) -> subprocess.CompletedProcess[str]:
-        full = {
-            "PATH": os.environ["PATH"],
-            "ENVGUARD_CACHE_DIR": str(tmp_path / "cache"),
-            **(env or {}),
-        }
-        return subprocess.run(
-            [sys.executable, "-m", "envguard", *args],
-            cwd=tmp_path,
-            env=full,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return envguard_process(tmp_path, *args, env=env)
 
     return run
 

@@ -1,0 +1,67 @@
+"""/server_info from a real HTTP server on 127.0.0.1, with the /get_server_info fallback."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from envguard.probes.server_info import fetch, local_host
+
+
+def serving(paths: dict[str, bytes]) -> Iterator[int]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = paths.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield int(httpd.server_address[1])
+    httpd.shutdown()
+
+
+@pytest.fixture
+def old_sglang() -> Iterator[int]:
+    """SGLang before 0.5.10: only /get_server_info."""
+    yield from serving({"/get_server_info": json.dumps({"tp_size": 8, "api_key": "k"}).encode()})
+
+
+@pytest.fixture
+def not_json() -> Iterator[int]:
+    yield from serving({"/server_info": b"<html>not here</html>", "/get_server_info": b"[1, 2]"})
+
+
+def test_falls_back_to_get_server_info(old_sglang: int) -> None:
+    assert fetch("0.0.0.0", old_sglang) == {"tp_size": 8, "api_key": "k"}
+
+
+def test_answers_that_are_not_a_json_object_are_no_answer(not_json: int) -> None:
+    assert fetch("127.0.0.1", not_json) is None
+
+
+def test_nothing_listening_is_no_answer_quickly() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, not listening: refused at once
+        assert fetch("127.0.0.1", port, timeout=1) is None
+
+
+def test_wildcard_hosts_are_reached_on_loopback() -> None:
+    assert [local_host(h) for h in (None, "0.0.0.0", "::", "10.1.2.3")] == [
+        "127.0.0.1",
+        "127.0.0.1",
+        "127.0.0.1",
+        "10.1.2.3",
+    ]
