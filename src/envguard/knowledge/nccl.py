@@ -83,8 +83,9 @@ TUNING_VARIABLES: dict[str, NcclVar] = {
     )
 }
 
-# Other names NCCL reads, so that a close misspelling of them can be told apart from a
-# variable NCCL knows. Not tuning variables for envguard's purposes.
+# Other names NCCL reads (NCCL_PARAM declarations in NVIDIA/nccl src/, e.g. init.cc and
+# transport/net_ib), so that a close misspelling of one can be told apart from a variable NCCL
+# knows. Not tuning variables for envguard's purposes.
 OTHER_KNOWN_NAMES = frozenset(
     {
         "NCCL_VERSION",  # set by NVIDIA container images; not read by NCCL, not drift
