@@ -91,6 +91,12 @@ OTHER_KNOWN_NAMES = frozenset(
         "NCCL_VERSION",  # set by NVIDIA container images; not read by NCCL, not drift
         "NCCL_CONF_FILE",
         "NCCL_DEBUG_FILE",
+        "NCCL_NVLS_NCHANNELS",
+        "NCCL_WIN_ENABLE",
+        "NCCL_IB_DATA_DIRECT",
+        "NCCL_SET_CPU_STACK_SIZE",
+        "NCCL_GROUP_CUDA_STREAM",
+        "NCCL_NUM_RMA_CTX",
         "NCCL_NET",
         "NCCL_COLLNET_ENABLE",
         "NCCL_IB_TIMEOUT",
