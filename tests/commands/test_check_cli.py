@@ -65,13 +65,13 @@ def test_the_seed_story_lost_tuning_is_drift(
         for name, value in TUNED.items()
     ]
     assert out == (
-        f"envguard check: profile kimi-k2.5-int4-tp8@2 ({SEED}), pid {server.pid}, 5 processes\n"
+        f"envguard check: profile kimi-k2.5-int4-tp8@3 ({SEED}), pid {server.pid}, 5 processes\n"
         f"launch: python -m sglang.launch_server (pid {server.pid}), installed sglang 0.5.23 "
         f"({FAKE_SITE}/sglang-0.5.23.dist-info/METADATA), flags read with sglang 0.5.23; "
         "/server_info unreachable\n"
         "\n"
         f"{labels(tree(server.pid))}:\n" + "".join(block) + "\n"
-        "verdict: drift - 30 findings in 5 processes differ from kimi-k2.5-int4-tp8@2 (exit 1)\n"
+        "verdict: drift - 30 findings in 5 processes differ from kimi-k2.5-int4-tp8@3 (exit 1)\n"
     )
 
 

@@ -191,7 +191,7 @@ def test_refuses_a_command_that_contradicts_the_profile(envguard: Run, marker: s
     env = {"PYTHONPATH": str(FAKE_SITE), "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
     result = envguard("launch", "-p", SEED, "--detach", "--", *command, env=env)
     assert result.returncode == 1
-    assert "refusing to start: 1 findings against kimi-k2.5-int4-tp8@2" in result.stderr
+    assert "refusing to start: 1 findings against kimi-k2.5-int4-tp8@3" in result.stderr
     assert "  mismatch     --tp-size: expected 8, found '4 (as --tp)' [cmdline]" in result.stderr
     assert result.stderr.endswith(
         "envguard: the command or its environment contradicts the profile\n"

@@ -49,10 +49,10 @@ def resolved_toml(path: str) -> str:
 
 
 def _without_defaults(value: Any) -> Any:
-    """Drop None values (TOML has no null) and empty tables, keep everything else."""
+    """Drop None values (TOML has no null), empty tables and empty lists (the defaults)."""
     if isinstance(value, dict):
         cleaned = {k: _without_defaults(v) for k, v in value.items() if v is not None}
-        return {k: v for k, v in cleaned.items() if v != {} or k == "required"}
+        return {k: v for k, v in cleaned.items() if v not in ({}, [], ()) or k == "required"}
     if isinstance(value, tuple | list):
         return [_without_defaults(v) for v in value]
     return value
