@@ -425,3 +425,10 @@ def test_a_command_that_does_not_exist(envguard: Run, tmp_path: Path) -> None:
         "hint: check the command after --, or give its absolute path",
     ]
     assert not (tmp_path / "envguard-demo.pid").exists()
+
+
+def test_no_unit_for_a_command_the_profile_contradicts(envguard: Run) -> None:
+    command = [sys.executable, "-m", "sglang.launch_server", "--model-path", "m", "--tp", "4"]
+    result = envguard("launch", "-p", SEED, "--print-systemd", "--", *command)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert "  mismatch     --tp-size: expected 8, found '4 (as --tp)' [cmdline]" in result.stderr

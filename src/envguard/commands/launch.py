@@ -6,7 +6,12 @@ from pathlib import Path
 
 import click
 
-from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions, resolve_command
+from envguard.launching.run import (
+    DEFAULT_TIMEOUT,
+    LaunchOptions,
+    refuse_or_force,
+    resolve_command,
+)
 
 
 @click.command("launch", context_settings={"ignore_unknown_options": True})
@@ -80,6 +85,8 @@ def launch_command(
         loaded = load_profile(profile_path)
         argv = resolve_command(loaded, list(command))
         pre = preflight(loaded.profile, argv, {}, clean_env=True)
+        if pre.findings:  # a unit for a command the profile contradicts: same rule as launch
+            refuse_or_force(loaded, pre, force, echo)
         click.echo(unit(loaded, pre, Path.cwd()), nl=False)
         return
     options = LaunchOptions(detach, log, pid_file, health_url, timeout, clean_env, force)

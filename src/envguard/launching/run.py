@@ -88,6 +88,20 @@ def port_in_use(host: str | None, port: int) -> bool:
     return False
 
 
+def refuse_or_force(loaded: LoadedProfile, pre: Preflight, force: bool, echo: Echo) -> None:
+    """Show the preflight's findings; raise Refused unless --force."""
+    verb = "starting anyway (--force)" if force else "refusing to start"
+    echo(f"{verb}: {len(pre.findings)} findings against {loaded.label}")
+    for line in findings_text(pre):
+        echo(line)
+    if not force:
+        raise Refused(
+            "the command or its environment contradicts the profile",
+            hint="fix the findings above, or add --force to start anyway "
+            "(recorded in the manifest)",
+        )
+
+
 def launch(profile_path: str, command: list[str], options: LaunchOptions, echo: Echo) -> int:
     """Start the server as the profile says; return envguard's exit code."""
     from envguard.launching.preflight import preflight
@@ -98,16 +112,7 @@ def launch(profile_path: str, command: list[str], options: LaunchOptions, echo: 
     pre = preflight(loaded.profile, command, dict(os.environ), clean_env=options.clean_env)
     report_preflight(loaded, pre, echo)
     if pre.findings:
-        verb = "starting anyway (--force)" if options.force else "refusing to start"
-        echo(f"{verb}: {len(pre.findings)} findings against {loaded.label}")
-        for line in findings_text(pre):
-            echo(line)
-        if not options.force:
-            raise Refused(
-                "the command or its environment contradicts the profile",
-                hint="fix the findings above, or add --force to start anyway "
-                "(recorded in the manifest)",
-            )
+        refuse_or_force(loaded, pre, options.force, echo)
     url = health_url_for(loaded, pre, options.health_url)
     if options.detach:
         name = loaded.profile.name
