@@ -432,3 +432,51 @@ def test_no_unit_for_a_command_the_profile_contradicts(envguard: Run) -> None:
     result = envguard("launch", "-p", SEED, "--print-systemd", "--", *command)
     assert (result.returncode, result.stdout) == (1, "")
     assert "  mismatch     --tp-size: expected 8, found '4 (as --tp)' [cmdline]" in result.stderr
+
+
+def test_an_sglang_launch_that_matches_its_profile(
+    envguard: Run, marker: str, tmp_path: Path
+) -> None:
+    """The seed profile's own flags, on a free port: preflight reads the flags with the
+    installed sglang's catalog, health comes from --port, check passes, manifest says ok."""
+    port = free_port()
+    profile = tmp_path / "seed-here.toml"
+    profile.write_text(
+        f'schema_version = 1\nname = "seed-here"\nversion = 1\nextends = ["{SEED}"]\n'
+        f"[server]\ncommand = []\n[server.flags]\nport = {port}\n"
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "/shared/kimi-k2.5-int4",
+        "--trust-remote-code",
+        "--tp",
+        "8",
+        "--mem-frac",
+        "0.88",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(port),
+        "--num-continuous-decode-steps",
+        "4",
+        "--disable-custom-all-reduce",
+        "--served-model-name",
+        marker,
+    ]
+    env = {
+        "PYTHONPATH": str(FAKE_SITE),
+        "STANDIN_HTTP": "1",
+        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1",
+    }
+    result = envguard("launch", "-p", str(profile), "--detach", "--", *command, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "healthy after" in result.stderr
+    assert "launch: python -m sglang.launch_server (pid " in result.stderr
+    manifest = json.loads((tmp_path / "envguard-seed-here.manifest.json").read_text())
+    assert manifest["check"] == {"verdict": "ok", "findings": 0}
+    assert manifest["health"]["url"] == f"http://127.0.0.1:{port}/health"
+    envguard("stop", "--pid-file", "envguard-seed-here.pid")
+    assert with_marker(marker) == []
