@@ -79,21 +79,34 @@ def standin(marker: str, *args: str) -> list[str]:
     ]
 
 
-def test_detached_launch_waits_for_health_checks_and_writes_a_manifest(
-    envguard: Run, marker: str, tmp_path: Path
-) -> None:
+def detached_demo(
+    envguard: Run,
+    marker: str,
+    *standin_args: str,
+    options: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`envguard launch -p demo --detach` of a stand-in serving /health on a free port."""
     port = free_port()
-    result = envguard(
+    return envguard(
         "launch",
         "-p",
         DEMO,
         "--detach",
+        *options,
         "--health-url",
         f"http://127.0.0.1:{port}/health",
         "--",
-        *standin(marker, "--port", str(port), "--healthy-after", "1.5"),
-        env={"NCCL_IB_HCA": "mlx5", "NCCL_ALGO": "Tree", "HF_TOKEN": "hf_secret", "KEEP_ME": "1"},
+        *standin(marker, "--port", str(port), *standin_args),
+        env=env,
     )
+
+
+def test_detached_launch_waits_for_health_checks_and_writes_a_manifest(
+    envguard: Run, marker: str, tmp_path: Path
+) -> None:
+    caller = {"NCCL_IB_HCA": "mlx5", "NCCL_ALGO": "Tree", "HF_TOKEN": "hf_secret", "KEEP_ME": "1"}
+    result = detached_demo(envguard, marker, "--healthy-after", "1.5", env=caller)
     assert result.returncode == 0, result.stderr
     pid = int((tmp_path / "envguard-demo.pid").read_text())
     assert os.getsid(pid) == pid  # its own session: the terminal going away does not kill it
@@ -124,17 +137,7 @@ def test_detached_launch_waits_for_health_checks_and_writes_a_manifest(
 
 
 def test_a_server_that_crashes_while_starting(envguard: Run, marker: str, tmp_path: Path) -> None:
-    port = free_port()
-    result = envguard(
-        "launch",
-        "-p",
-        DEMO,
-        "--detach",
-        "--health-url",
-        f"http://127.0.0.1:{port}/health",
-        "--",
-        *standin(marker, "--port", str(port), "--crash-after", "1"),
-    )
+    result = detached_demo(envguard, marker, "--crash-after", "1")
     assert result.returncode == 1
     assert "the server exited with code 3 while starting" in result.stderr
     assert "  | standin: crashing while starting, as asked" in result.stderr  # the log's tail
@@ -146,19 +149,7 @@ def test_a_server_that_crashes_while_starting(envguard: Run, marker: str, tmp_pa
 def test_not_healthy_in_time_leaves_it_running_and_says_how_to_stop(
     envguard: Run, marker: str, tmp_path: Path
 ) -> None:
-    port = free_port()
-    result = envguard(
-        "launch",
-        "-p",
-        DEMO,
-        "--detach",
-        "--timeout",
-        "1",
-        "--health-url",
-        f"http://127.0.0.1:{port}/health",
-        "--",
-        *standin(marker, "--port", str(port), "--healthy-after", "600"),
-    )
+    result = detached_demo(envguard, marker, "--healthy-after", "600", options=("--timeout", "1"))
     assert result.returncode == 1
     assert "last answer: 503); still running as pid" in result.stderr
     assert "envguard stop --pid-file envguard-demo.pid" in result.stderr
