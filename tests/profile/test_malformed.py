@@ -185,6 +185,20 @@ CASES = [
     ),
 ]
 
+S = HEAD + '[server]\nkind = "sglang"\n'
+FLAG_CASES = [
+    ("flags-generic", HEAD + "[server.flags]\ntp-size = 8\n", "server.flags: flags are checked for kind sglang or vllm; set server.kind"),
+    ("flag-unknown", S + "[server.flags]\ntp-sise = 8\n", "server.flags.tp-sise: sglang 0.5.23 has no option 'tp-sise'; did you mean --tp-size?"),
+    ("flag-abbreviated", S + "[server.flags]\nmem-frac = 0.8\n", "server.flags.mem-frac: 'mem-frac' is an abbreviation (--mem-fraction-static); write the option in full"),
+    ("flag-bad-int", S + '[server.flags]\ntp-size = "eight"\n', "server.flags.tp-size: --tp-size: 'eight' is not what the server accepts (invalid literal for int() with base 10: 'eight')"),
+    ("flag-switch-value", S + '[server.flags]\ntrust-remote-code = "yes"\n', "server.flags.trust-remote-code: --trust-remote-code takes no value: write true (given) or false (not given)"),
+    ("flag-choice", S + '[server.flags]\nschedule-policy = "fifo"\n', "server.flags.schedule-policy: --schedule-policy: 'fifo' is not one of lpm, random, fcfs"),
+    ("flag-float-for-int", S + "[server.flags]\ntp-size = 8.5\n", "server.flags.tp-size: --tp-size takes an integer, not 8.5"),
+    ("forbidden-flag-unknown", S + 'forbidden_flags = ["--disable-cuda-grph"]\n', "server.forbidden_flags[0]: sglang 0.5.23 has no option '--disable-cuda-grph'; did you mean --disable-cuda-graph?"),
+    ("health-url", S + 'health_url = "localhost:8000/health"\n', "server.health_url: 'localhost:8000/health' is not an http:// URL"),
+]  # fmt: skip
+CASES += FLAG_CASES
+
 
 @pytest.mark.parametrize(("text", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_malformed_profile_gives_one_line_and_exit_3(
