@@ -10,7 +10,7 @@ command line or a --config YAML file) is recorded as it parses.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
 from envguard.flags.catalog import Catalog, Option
@@ -43,7 +43,6 @@ class ParsedCommandLine:
     error: str | None = None
     notes: tuple[str, ...] = ()  # things the server silently does with this command line
     config_file: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -176,7 +175,12 @@ def _add(parser: _Parser, option: Option) -> None:
 
 
 def parse_tokens(
-    catalog: Catalog, tokens: list[str], origins: list[Origin], **extra: Any
+    catalog: Catalog,
+    tokens: list[str],
+    origins: list[Origin],
+    *,
+    notes: tuple[str, ...] = (),
+    config_file: str | None = None,
 ) -> ParsedCommandLine:
     """Parse prepared tokens (config values already merged in, `origins` saying which token
     came from where) and collect each destination's value, spelling and origin."""
@@ -184,10 +188,14 @@ def parse_tokens(
     try:
         namespace = parser.parse_args(tokens)
     except (ServerRejects, ValueError) as exc:
-        return ParsedCommandLine(catalog, {}, error=str(exc), **extra)
+        return ParsedCommandLine(catalog, {}, error=str(exc), notes=notes, config_file=config_file)
     if getattr(namespace, "help", False):
         return ParsedCommandLine(
-            catalog, {}, error="--help: the server prints its help and exits", **extra
+            catalog,
+            {},
+            error="--help: the server prints its help and exits",
+            notes=notes,
+            config_file=config_file,
         )
     spelled: dict[str, tuple[str, Origin, str]] = {}
     for index, (token, action) in enumerate(parser.resolved):
@@ -213,7 +221,7 @@ def parse_tokens(
             values[option.dest] = FlagValue(option.dest, value, None, positional_origin)
         else:
             values[option.dest] = FlagValue(option.dest, value, None, "default")
-    return ParsedCommandLine(catalog, values, **extra)
+    return ParsedCommandLine(catalog, values, notes=notes, config_file=config_file)
 
 
 def _positional_origin(tokens: list[str], origins: list[Origin], parser: _Parser) -> Origin | None:
