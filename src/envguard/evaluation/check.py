@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from envguard.evaluation.findings import Finding, FindingKind
+from envguard.evaluation.findings import Draft, Finding, placed
 from envguard.evaluation.rules import accepts, describe
 from envguard.knowledge import nccl, servers
 from envguard.knowledge.namespaces import shown
@@ -20,9 +20,6 @@ SPT_HINT = (
     "environment readable (envguard launch sets it), then check again"
 )
 
-# (kind, subject, expected, actual, source, hint): a finding before its process is known.
-Draft = tuple[FindingKind, str, str | None, str | None, str | None, str]
-
 
 def evaluate(profile: Profile, observation: Observation) -> list[Finding]:
     """All findings for the tree: per process, then across ranks, then vanished processes."""
@@ -33,9 +30,7 @@ def evaluate(profile: Profile, observation: Observation) -> list[Finding]:
         drafts = [*_access_drafts(proc)]
         if proc.effective is not None:
             drafts += _environment_drafts(profile, proc, proc.effective, declared)
-        findings += [
-            Finding(k, s, snap.pid, snap.role, e, a, src, h) for k, s, e, a, src, h in drafts
-        ]
+        findings += placed(drafts, snap.pid, snap.role)
     findings += _rank_disagreements(observation, declared)
     findings += [
         Finding(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,6 +19,9 @@ FindingKind = Literal[
 ]
 
 Verdict = Literal["ok", "drift", "unverifiable"]
+
+# (kind, subject, expected, actual, source, hint): a finding before its process is known.
+Draft = tuple[FindingKind, str, str | None, str | None, str | None, str]
 
 
 @dataclass(frozen=True)
@@ -50,3 +54,11 @@ def verdict(findings: list[Finding]) -> Verdict:
     if findings:
         return "unverifiable"
     return "ok"
+
+
+def placed(drafts: Iterable[Draft], pid: int | None, role: str | None) -> list[Finding]:
+    """Drafts made into findings of one process."""
+    return [
+        Finding(kind, subject, pid, role, expected, actual, source, hint)
+        for kind, subject, expected, actual, source, hint in drafts
+    ]

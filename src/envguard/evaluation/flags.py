@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from envguard.evaluation.findings import Finding, FindingKind
+from envguard.evaluation.findings import Draft, Finding, placed
 from envguard.flags.argv import FlagValue
 from envguard.flags.expect import Expectation, FlagSpecError, expectation, resolve
 from envguard.knowledge.namespaces import REDACTED, looks_secret
@@ -15,22 +15,7 @@ from envguard.render.values import render
 
 
 def evaluate_flags(server: ServerSection, observed: LaunchObservation, role: str) -> list[Finding]:
-    pid = observed.pid
-
-    def make(
-        kind: FindingKind,
-        subject: str,
-        expected: str | None,
-        actual: str | None,
-        source: str | None,
-        hint: str,
-    ) -> Finding:
-        return Finding(kind, subject, pid, role, expected, actual, source, hint)
-
-    return [make(*draft) for draft in _drafts(server, observed)]
-
-
-Draft = tuple[FindingKind, str, str | None, str | None, str | None, str]
+    return placed(_drafts(server, observed), observed.pid, role)
 
 
 def _drafts(server: ServerSection, observed: LaunchObservation) -> Iterator[Draft]:

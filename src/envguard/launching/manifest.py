@@ -66,8 +66,9 @@ def write(path: Path, manifest: dict[str, Any]) -> None:
 
 
 def _start_ticks(pid: int) -> int | None:
+    from envguard.probes.process import stat_fields
+
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+        return int(stat_fields(pid)[19])
+    except (OSError, ValueError, IndexError):
         return None
-    return int(stat.rsplit(")", 1)[1].split()[19])

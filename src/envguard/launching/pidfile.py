@@ -26,11 +26,9 @@ def read_pid(path: Path) -> int | None:
 
 def alive(pid: int) -> bool:
     """Whether `pid` is a running (not zombie) process."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    from envguard.probes.process import running
+
+    return running(pid)
 
 
 def write_pid(path: Path, pid: int) -> None:

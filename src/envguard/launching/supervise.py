@@ -121,14 +121,15 @@ def _group_alive(pgid: int) -> bool:
         return False
     except PermissionError:
         pass
+    from envguard.probes.process import stat_fields
+
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
-            stat = Path(entry.path, "stat").read_text()
-        except OSError:
+            fields = stat_fields(int(entry.name))
+        except (OSError, ValueError):
             continue
-        fields = stat.rsplit(")", 1)[1].split()
         if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
             return True
     return False

@@ -64,10 +64,19 @@ def _read(pid: int, name: str) -> bytes:
         return handle.read()
 
 
-def _stat_fields(pid: int) -> list[str]:
-    """Fields of /proc/PID/stat after the command name (which may hold spaces and ')')."""
+def stat_fields(pid: int) -> list[str]:
+    """Fields of /proc/PID/stat after the command name (which may hold spaces and ')'):
+    [0] state, [1] ppid, [2] pgrp, [19] start time in clock ticks. Raises OSError."""
     raw = _read(pid, "stat").decode("ascii", "replace")
     return raw[raw.rindex(")") + 2 :].split()
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` exists and is not a zombie."""
+    try:
+        return stat_fields(pid)[0] not in ("Z", "X")
+    except (OSError, ValueError, IndexError):
+        return False
 
 
 def _uid(pid: int) -> int:
@@ -80,7 +89,7 @@ def _uid(pid: int) -> int:
 def snapshot(pid: int, *, is_target: bool = False) -> ProcessSnapshot:
     """Read one process. Raises ProcessGone if it is not there (or a zombie)."""
     try:
-        fields = _stat_fields(pid)
+        fields = stat_fields(pid)
         if fields[0] in ("Z", "X"):
             raise ProcessGone(
                 f"process {pid} has exited (zombie)", hint="check that the server is running"
@@ -155,7 +164,7 @@ def descendants(pid: int) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            ppid = int(_stat_fields(int(entry.name))[1])
+            ppid = int(stat_fields(int(entry.name))[1])
         except (OSError, ValueError, IndexError):
             continue  # exited between listing and reading: not part of the tree any more
         children.setdefault(ppid, []).append(int(entry.name))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 from typing import NamedTuple
 
 from envguard.errors import AccessDenied, TargetError
 from envguard.knowledge.namespaces import redact_argv
+from envguard.probes.process import stat_fields
 
 
 class Target(NamedTuple):
@@ -124,8 +124,7 @@ def _own_lineage() -> set[int]:
     while pid > 1 and pid not in lineage:
         lineage.add(pid)
         try:
-            raw = Path(f"/proc/{pid}/stat").read_bytes().decode("ascii", "replace")
-            pid = int(raw[raw.rindex(")") + 2 :].split()[1])
+            pid = int(stat_fields(pid)[1])
         except (OSError, ValueError):
             break
     return lineage
