@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from envguard.knowledge.servers import SPT_NOENV
+
 TUNING_PREFIXES = (
     "NCCL_",
     "SGLANG_",
@@ -26,6 +28,9 @@ _SECRET_NAME = re.compile(
     r"TOKEN|SECRET|KEY|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|PRIVATE|COOKIE|SESSION",
     re.IGNORECASE,
 )
+
+# Set by envguard itself (launch), so never anybody's secret or private setting.
+OWN_NAMES = frozenset({SPT_NOENV})
 
 REDACTED = "<redacted>"
 HIDDEN = "<hidden>"
@@ -50,7 +55,7 @@ def shown(name: str, value: str | None, declared: frozenset[str] = frozenset()) 
         return None
     if looks_secret(name):
         return REDACTED
-    if not (in_tuning_namespace(name) or name in declared):
+    if not (in_tuning_namespace(name) or name in declared or name in OWN_NAMES):
         return HIDDEN
     return escape(value)
 

@@ -11,7 +11,6 @@ from typing import Any
 
 from envguard import __version__
 from envguard.knowledge.namespaces import redact_argv, shown
-from envguard.knowledge.servers import SPT_NOENV
 from envguard.launching.preflight import Preflight
 from envguard.profile.loader import LoadedProfile
 
@@ -33,7 +32,7 @@ def build(
     verdict: str,
     findings: int,
 ) -> dict[str, Any]:
-    declared = loaded.profile.declared_names() | {SPT_NOENV}
+    declared = loaded.profile.declared_names()
     return {
         "envguard": __version__,
         "command": redact_argv(list(pre.command)),

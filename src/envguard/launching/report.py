@@ -15,9 +15,8 @@ Echo = Callable[[str], None]
 
 def report_preflight(loaded: LoadedProfile, pre: Preflight, echo: Echo) -> None:
     from envguard.knowledge.namespaces import shown
-    from envguard.knowledge.servers import SPT_NOENV
 
-    declared = loaded.profile.declared_names() | {SPT_NOENV}
+    declared = loaded.profile.declared_names()
     injected = ", ".join(
         f"{n}={shown(n, v, declared)}" for n, v in sorted(pre.built.injected.items())
     )
