@@ -158,3 +158,36 @@ def test_throughput_probe_is_recorded(
 def test_usage_errors(tmp_path: Path) -> None:
     assert bench(tmp_path, "--pid", "1").returncode == 2  # neither a command nor --throughput
     assert bench(tmp_path, "--", "true").returncode == 2  # no target
+
+
+def test_a_setup_change_during_the_run_names_what_changed(
+    tmp_path: Path, fake_sglang: Callable[..., StandIn]
+) -> None:
+    """The benchmark itself writes an NCCL config file the server's ranks would read."""
+    conf = tmp_path / "nccl.conf"
+    conf.write_text("")
+    server = fake_sglang("--model-path", "m", env={"NCCL_CONF_FILE": str(conf)})
+    profile = tmp_path / "p.toml"
+    profile.write_text(
+        f'schema_version = 1\nname = "p"\nversion = 1\nextends = ["{DEMO}"]\n'
+        '[env.optional]\nNCCL_CONF_FILE = { pattern = ".*" }\n'
+        'NCCL_IB_HCA = { pattern = ".*" }\n'
+    )
+    script = f'open({str(conf)!r}, "w").write("NCCL_IB_HCA=mlx5_0\\n"); print(\'{{"tok_s": 1}}\')'
+    result = envguard_process(
+        tmp_path,
+        "bench",
+        "-p",
+        str(profile),
+        "--ledger",
+        str(tmp_path / "ledger.db"),
+        "--pid",
+        str(server.pid),
+        "--",
+        sys.executable,
+        "-c",
+        script,
+    )
+    assert result.returncode == 1, result.stderr
+    [record] = records(tmp_path)
+    assert record.reasons == ("the setup changed during the run: env.NCCL_IB_HCA",)  # type: ignore[attr-defined]

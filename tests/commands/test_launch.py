@@ -306,17 +306,8 @@ def test_foreground_forwards_signals_to_the_group(marker: str, tmp_path: Path, s
 
 
 def test_stop_kills_a_server_that_ignores_sigterm(envguard: Run, marker: str) -> None:
-    port = free_port()  # healthy means its SIGTERM handler is installed
-    started = envguard(
-        "launch",
-        "-p",
-        DEMO,
-        "--detach",
-        "--health-url",
-        f"http://127.0.0.1:{port}/health",
-        "--",
-        *standin(marker, "--ignore-term", "--port", str(port)),
-    )
+    # Healthy means its SIGTERM handler is installed.
+    started = detached_demo(envguard, marker, "--ignore-term")
     assert started.returncode == 0, started.stderr
     stopped = envguard("stop", "--pid-file", "envguard-demo.pid", "--grace", "1")
     assert stopped.stdout.endswith(": killed (SIGKILL after SIGTERM was ignored)\n")

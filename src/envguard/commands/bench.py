@@ -66,13 +66,9 @@ def changes(before: CheckReport, after: CheckReport, fingerprint_before: str) ->
         )
     setup_after = observed_setup(after)
     if fingerprint(setup_after) != fingerprint_before:
-        setup_before = observed_setup(before)
-        changed = sorted(
-            f"{section}.{key}"
-            for section in set(setup_before) | set(setup_after)
-            for key in set(setup_before.get(section, {})) | set(setup_after.get(section, {}))
-            if setup_before.get(section, {}).get(key) != setup_after.get(section, {}).get(key)
-        )
+        from envguard.ledger.compare import setup_differences
+
+        changed = [d.name for d in setup_differences(observed_setup(before), setup_after, [])]
         reasons.append(f"the setup changed during the run: {', '.join(changed) or 'fingerprint'}")
     if after.verdict != "ok":
         reasons.append(
