@@ -205,7 +205,9 @@ def parse_tokens(
                 origins[index],
                 action.option_strings[0],
             )
-    positional_origin = _positional_origin(tokens, origins, parser)
+    # The only positional the servers take (vLLM's model_tag) comes first: the entry point's
+    # own rewriting puts it there (`--model X` moves to the front, --config goes after it).
+    positional_origin = origins[0] if tokens and not tokens[0].startswith("-") else None
     values = {}
     for option in catalog.options:
         if option.kind == "help":
@@ -222,11 +224,3 @@ def parse_tokens(
         else:
             values[option.dest] = FlagValue(option.dest, value, None, "default")
     return ParsedCommandLine(catalog, values, notes=notes, config_file=config_file)
-
-
-def _positional_origin(tokens: list[str], origins: list[Origin], parser: _Parser) -> Origin | None:
-    optional = {token for token, action in parser.resolved if action is not None}
-    for token, origin in zip(tokens, origins, strict=False):
-        if not token.startswith("-") and token not in optional:
-            return origin
-    return None
