@@ -5,9 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from envguard.commands.check import check
+from envguard.flags.argv import FlagValue, ParsedCommandLine
+from envguard.flags.catalog import Catalog, available, load
+from envguard.knowledge.redaction import REDACTED, is_secret_option
+from envguard.ledger.compare import setup_differences
 from envguard.probes.target import Target
-from envguard.setup import fingerprint, observed_setup
+from envguard.setup import NOT_SETUP_FLAGS, fingerprint, observed_setup, setup_flags
 from tests.conftest import PROFILES, TUNED, StandIn
 
 DEMO = PROFILES / "demo.toml"
@@ -60,3 +66,61 @@ def test_fingerprint_is_order_independent() -> None:
     b = {"flags": {"x": 1}, "env": {"B": "2", "A": "1"}}
     assert fingerprint(a) == fingerprint(b)
     assert fingerprint(a).startswith("sha256:") and len(fingerprint(a)) == 71
+
+
+def _catalogs() -> list[Catalog]:
+    return [load(server, v) for server in ("sglang", "vllm") for v in available(server)]
+
+
+@pytest.mark.parametrize("catalog", _catalogs(), ids=lambda c: c.label)
+def test_every_option_but_the_listen_address_is_in_the_setup(catalog: Catalog) -> None:
+    """No option is left out of the fingerprint by its name: setups that differ in any
+    non-secret option are refused by ledger compare; a secret counts by its presence only."""
+    for option in catalog.options:
+        if option.kind == "help" or option.dest in NOT_SETUP_FLAGS:
+            continue
+        setups = []
+        for value in ("value-one", "value-two"):
+            flag = FlagValue(option.dest, value, "--x", "cmdline", None)
+            setups.append(setup_flags(ParsedCommandLine(catalog, {option.dest: flag})))
+        assert option.dest in setups[0], option.dest
+        differences = setup_differences({"flags": setups[0]}, {"flags": setups[1]}, [])
+        if is_secret_option(option.dest):
+            assert setups[0][option.dest] == REDACTED and not differences
+        else:
+            assert [d.name for d in differences] == [f"flags.{option.dest}"], option.dest
+            assert fingerprint({"flags": setups[0]}) != fingerprint({"flags": setups[1]})
+
+
+def test_servers_differing_in_token_budgets_have_different_fingerprints(
+    fake_sglang: Callable[..., StandIn],
+) -> None:
+    """The options a substring rule hid (`TOKEN`) are setup like any other."""
+    base = setup_of(fake_sglang("--model-path", "m", "--max-total-tokens", "4096").pid)
+    other = setup_of(
+        fake_sglang(
+            "--model-path", "m", "--max-total-tokens", "8192",
+            "--speculative-num-draft-tokens", "4", "--tokenizer-path", "t",
+        ).pid
+    )  # fmt: skip
+    assert base["flags"] == {"model_path": "m", "max_total_tokens": 4096}
+    names = [d.name for d in setup_differences(base, other, [])]
+    assert names == [
+        "flags.max_total_tokens",
+        "flags.speculative_num_draft_tokens",
+        "flags.tokenizer_path",
+    ]
+    assert fingerprint(base) != fingerprint(other)
+
+
+def test_a_secret_in_the_tuning_namespace_counts_by_presence(
+    fake_sglang: Callable[..., StandIn],
+) -> None:
+    one = setup_of(fake_sglang("--model-path", "m", env={"SGLANG_API_KEY": "one-key"}).pid)
+    two = setup_of(fake_sglang("--model-path", "m", env={"SGLANG_API_KEY": "two-key"}).pid)
+    url = setup_of(
+        fake_sglang("--model-path", "m", env={"SGLANG_ENDPOINT": "https://u:pw@h/x"}).pid
+    )
+    assert one["env"]["SGLANG_API_KEY"] == REDACTED  # type: ignore[index]
+    assert fingerprint(one) == fingerprint(two)
+    assert url["env"]["SGLANG_ENDPOINT"] == f"https://{REDACTED}@h/x"  # type: ignore[index]

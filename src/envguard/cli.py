@@ -45,10 +45,13 @@ class EnvguardGroup(click.Group):
         try:
             return super().invoke(ctx)
         except EnvguardError as exc:
-            for line in exc.message.splitlines():
+            from envguard.knowledge.redaction import redact_value
+
+            # The last guard for messages that quote a value (a URL, a file's line).
+            for line in redact_value(exc.message).splitlines():
                 click.echo(f"envguard: {line}", err=True)
             if exc.hint:
-                click.echo(f"hint: {exc.hint}", err=True)
+                click.echo(f"hint: {redact_value(exc.hint)}", err=True)
             ctx.exit(int(exc.exit_code))
 
 

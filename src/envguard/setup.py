@@ -1,13 +1,15 @@
 """The relevant observed setup of a server, normalised, and its fingerprint.
 
 What goes in (documented in the README, "Fingerprint"):
-- env: every variable in the tuning namespaces (NCCL_, SGLANG_, SGL_, VLLM_, CUDA_, TORCH_,
-  PYTORCH_, NVIDIA_, OMP_) and every name the profile declares, as the server's ranks see
-  them (environment plus NCCL config files), NCCL values normalised the way NCCL reads them
-  (`0x1000000` and `16777216` are the same NCCL_BUFFSIZE). Secret-looking names are left out
-  (another token is not another setup), and so is SPT_NOENV (envguard's own).
-- flags: the launch flags that differ from the server's defaults, typed as the server parses
-  them, except where the server listens (host, port) and secret flags.
+- env: every variable in the tuning namespaces (envguard.knowledge.tuning) and every name
+  the profile declares, as the server's ranks see them (environment plus NCCL config files),
+  NCCL values normalised the way NCCL reads them (`0x1000000` and `16777216` are the same
+  NCCL_BUFFSIZE). A secret-looking name enters as present (`<redacted>`), never with its
+  value (another token is not another setup); secret-looking parts of other values (URL
+  userinfo) are redacted. SPT_NOENV (envguard's own) is left out.
+- flags: every launch flag that differs from the server's default, typed as the server
+  parses it, except where the server listens (host, port); a secret option (api_key,
+  hf_token, ...: envguard.knowledge.redaction) enters as present, never with its value.
 - server: kind and installed version, when the launch was recognised.
 - gpu: GPU facts, when a GPU probe exists (not yet: always absent).
 Nothing host-specific by itself (hostname, pids, times, paths of config files) goes in, so the
@@ -21,10 +23,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from envguard.knowledge import nccl, servers
-from envguard.knowledge.namespaces import in_tuning_namespace, looks_secret
+from envguard.knowledge.redaction import REDACTED, is_secret_option, recorded, redact_value
+from envguard.knowledge.tuning import in_tuning_namespace
 
 if TYPE_CHECKING:
     from envguard.commands.check import CheckReport
+    from envguard.flags.argv import ParsedCommandLine
 
 NOT_SETUP_FLAGS = frozenset({"host", "port"})
 NOT_SETUP_ENV = frozenset({servers.SPT_NOENV})
@@ -33,7 +37,21 @@ NOT_SETUP_ENV = frozenset({servers.SPT_NOENV})
 def _normalised(name: str, value: str) -> Any:
     if name in nccl.TUNING_VARIABLES:
         reading = nccl.read(name, value)
-        return reading.value if reading.value is not None else value
+        if reading.value is not None:
+            return reading.value
+    return recorded(name, value)
+
+
+def _flag_value(dest: str, value: Any) -> Any:
+    """A parsed flag as recorded: a secret's presence; other strings value-redacted."""
+    if is_secret_option(dest):
+        return REDACTED
+    if isinstance(value, str):
+        return redact_value(value)
+    if isinstance(value, list | tuple):
+        return [_flag_value("", v) for v in value]
+    if isinstance(value, dict):
+        return {k: _flag_value("", v) for k, v in value.items()}
     return value
 
 
@@ -45,19 +63,24 @@ def observed_setup(report: CheckReport) -> dict[str, Any]:
     for proc in reversed(ordered):
         for name, setting in (proc.effective or {}).items():
             relevant = in_tuning_namespace(name) or name in declared
-            if relevant and not looks_secret(name) and name not in NOT_SETUP_ENV:
+            if relevant and name not in NOT_SETUP_ENV:
                 env[name] = _normalised(name, setting.value)
     setup: dict[str, Any] = {"env": dict(sorted(env.items()))}
     for launch in report.launches:
         if launch.parsed is not None and launch.parsed.ok and launch.launch is not None:
-            setup["flags"] = {
-                dest: flag.value
-                for dest, flag in sorted(launch.parsed.non_default().items())
-                if dest not in NOT_SETUP_FLAGS and not looks_secret(dest)
-            }
+            setup["flags"] = setup_flags(launch.parsed)
             installed = launch.installed.version if launch.installed else None
             setup["server"] = {"kind": launch.launch.server, "version": installed}
     return setup
+
+
+def setup_flags(parsed: ParsedCommandLine) -> dict[str, Any]:
+    """Every flag given (on the command line or in its --config file), by destination."""
+    return {
+        dest: _flag_value(dest, flag.value)
+        for dest, flag in sorted(parsed.non_default().items())
+        if dest not in NOT_SETUP_FLAGS
+    }
 
 
 def fingerprint(setup: dict[str, Any]) -> str:

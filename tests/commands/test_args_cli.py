@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from envguard.knowledge.namespaces import REDACTED, looks_secret
+from envguard.knowledge.redaction import REDACTED, looks_secret
 from tests.conftest import run_cli
 from tests.flags.test_corpus import CORPUS, DATA
 

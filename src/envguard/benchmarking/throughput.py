@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from envguard.errors import EnvguardError
+from envguard.knowledge.redaction import redact_value
 
 Api = Literal["completions", "generate"]
 PROMPT = "Write a long, detailed story about a lighthouse keeper and the sea."
@@ -40,20 +41,20 @@ def _post(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
             data = json.loads(reply.read())
     except urllib.error.HTTPError as exc:
         raise EnvguardError(
-            f"{url}: HTTP {exc.code} {exc.reason}",
+            f"{redact_value(url)}: HTTP {exc.code} {exc.reason}",
             hint="is this the server's base URL, and the right --api?",
         ) from None
     except (urllib.error.URLError, OSError) as exc:
         raise EnvguardError(
-            f"{url}: no answer ({getattr(exc, 'reason', exc)})",
+            f"{redact_value(url)}: no answer ({getattr(exc, 'reason', exc)})",
             hint="is the server up? envguard check --port PORT",
         ) from None
     except ValueError:
         raise EnvguardError(
-            f"{url}: the answer is not JSON", hint="check --url and --api"
+            f"{redact_value(url)}: the answer is not JSON", hint="check --url and --api"
         ) from None
     if not isinstance(data, dict):
-        raise EnvguardError(f"{url}: unexpected answer", hint="check --url and --api")
+        raise EnvguardError(f"{redact_value(url)}: unexpected answer", hint="check --url and --api")
     return data
 
 
@@ -92,7 +93,7 @@ def one_run(base: str, api: Api, max_tokens: int, model: str, timeout: float) ->
     elapsed = time.perf_counter() - start
     if not isinstance(tokens, int):
         raise EnvguardError(
-            f"{base}: the answer does not say how many tokens it generated",
+            f"{redact_value(base)}: the answer does not say how many tokens it generated",
             hint="use --api generate for SGLang's native API",
         )
     return Run(tokens, elapsed)
@@ -110,7 +111,7 @@ def measure(
 ) -> dict[str, float]:
     base = base.rstrip("/")
     model = model_name(base, timeout) if api == "completions" else "default"
-    echo(f"Benchmarking {base} ({api})")
+    echo(f"Benchmarking {redact_value(base)} ({api})")
     echo(f"  max_tokens={max_tokens}, num_runs={runs}, warmup={warmup}")
     for index in range(warmup):
         run = one_run(base, api, max_tokens, model, timeout)

@@ -113,7 +113,7 @@ def bench(
 
     from envguard.benchmarking.metrics import extract, parse_metric_options
     from envguard.commands.check import check
-    from envguard.knowledge.namespaces import redact_argv
+    from envguard.knowledge.redaction import redact_argv, redact_value
     from envguard.ledger.store import Record
     from envguard.render.text import check_text
     from envguard.setup import fingerprint, observed_setup
@@ -139,7 +139,7 @@ def bench(
 
         recorded_command = [
             "envguard-throughput",
-            throughput.url,
+            redact_value(throughput.url),
             f"--api={throughput.api}",
             f"--max-tokens={throughput.max_tokens}",
             f"--runs={throughput.runs}",

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from envguard.evaluation.findings import Draft, Finding, placed
 from envguard.evaluation.rules import accepts, describe
 from envguard.knowledge import nccl, servers
-from envguard.knowledge.namespaces import shown
+from envguard.knowledge.redaction import shown
 from envguard.probes.observe import ENVIRON, Observation, ProcessObservation, Setting
 from envguard.probes.process import access_hint
 from envguard.profile.schema import Profile

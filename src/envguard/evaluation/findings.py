@@ -28,7 +28,7 @@ Draft = tuple[FindingKind, str, str | None, str | None, str | None, str]
 class Finding:
     """One thing that is not as the profile says, in one process.
 
-    Values are already redacted for display (see knowledge.namespaces.shown): a Finding
+    Values are already redacted for display (see knowledge.redaction.shown): a Finding
     never holds a secret, so no renderer can leak one.
     """
 

@@ -8,7 +8,7 @@ from typing import Any
 from envguard.evaluation.findings import Draft, Finding, placed
 from envguard.flags.argv import FlagValue
 from envguard.flags.expect import Expectation, FlagSpecError, expectation, resolve
-from envguard.knowledge.namespaces import REDACTED, looks_secret
+from envguard.knowledge.redaction import REDACTED, is_secret_option, redact_value
 from envguard.probes.launch import LaunchObservation
 from envguard.profile.schema import ServerSection
 from envguard.render.values import render
@@ -130,7 +130,7 @@ def _flag_drafts(
 
 
 def _secret(dest: str, text: str) -> str:
-    return REDACTED if looks_secret(dest) else text
+    return REDACTED if is_secret_option(dest) else redact_value(text)
 
 
 def _actual(flag: FlagValue) -> str:
@@ -146,6 +146,10 @@ def _source(flag: FlagValue, config_file: str | None) -> str:
 
 def value_for_display(dest: str, value: Any) -> Any:
     """A parsed value safe to print or store: secrets redacted, JSON-able."""
-    if looks_secret(dest) and value not in (None, "", [], False):
+    if is_secret_option(dest) and value not in (None, "", [], False):
         return REDACTED
+    if isinstance(value, str):
+        return redact_value(value)
+    if isinstance(value, list):
+        return [value_for_display("", v) for v in value]
     return value

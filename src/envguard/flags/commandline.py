@@ -13,6 +13,7 @@ dotted options (`--speculative-config.method eagle3`) are gathered into one JSON
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from typing import Any
 
 from envguard.flags.argv import Origin, ParsedCommandLine, ServerRejects, parse_tokens
 from envguard.flags.catalog import Catalog
+from envguard.knowledge.redaction import redact_text
 
 # Reads a file as the server process would see it (its root and cwd); raises OSError.
 FileReader = Callable[[str], str]
@@ -54,14 +56,20 @@ def parse(
         else:
             tokens, config_file = _vllm_tokens(catalog, argv, reader, notes, subcommand)
     except (ServerRejects, ValueError, OSError) as exc:
-        return ParsedCommandLine(catalog, {}, error=_message(exc), notes=tuple(notes))
-    return parse_tokens(
+        error = redact_text(_message(exc), argv)
+        return ParsedCommandLine(catalog, {}, error=error, notes=tuple(notes))
+    parsed = parse_tokens(
         catalog,
         [t for t, _ in tokens],
         [o for _, o in tokens],
         notes=tuple(notes),
         config_file=config_file,
     )
+    if parsed.error is not None:
+        # argparse quotes what it refuses (`unrecognized arguments: --hf-token VALUE`).
+        error = redact_text(parsed.error, [*argv, *(t for t, _ in tokens)])
+        return dataclasses.replace(parsed, error=error)
+    return parsed
 
 
 def _message(exc: BaseException) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard import __version__
-from envguard.knowledge.namespaces import redact_argv, shown
+from envguard.knowledge.redaction import redact_argv, redact_value, shown
 from envguard.launching.preflight import Preflight
 from envguard.profile.loader import LoadedProfile
 
@@ -60,7 +60,8 @@ def build(
 
 def write(path: Path, manifest: dict[str, Any]) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(manifest, indent=2) + "\n")
+    # Built from redacted parts; the value rules run once more over every byte written.
+    temporary.write_text(redact_value(json.dumps(manifest, indent=2)) + "\n")
     temporary.replace(path)
 
 

@@ -14,7 +14,7 @@ Echo = Callable[[str], None]
 
 
 def report_preflight(loaded: LoadedProfile, pre: Preflight, echo: Echo) -> None:
-    from envguard.knowledge.namespaces import shown
+    from envguard.knowledge.redaction import shown
 
     declared = loaded.profile.declared_names()
     injected = ", ".join(
@@ -37,7 +37,7 @@ def report_preflight(loaded: LoadedProfile, pre: Preflight, echo: Echo) -> None:
 
 
 def redacted(command: tuple[str, ...] | list[str]) -> list[str]:
-    from envguard.knowledge.namespaces import redact_argv
+    from envguard.knowledge.redaction import redact_argv
 
     return redact_argv(list(command))
 

@@ -194,13 +194,15 @@ def _after_start(run: _Start, child: Child, *, detached: bool) -> int:
         echo("  no health URL (--health-url, [server] health_url or a --port flag): not waiting")
         _write_manifest(run, child, None, "not checked", 0)
         return int(ExitCode.OK)
+    from envguard.knowledge.redaction import redact_value
     from envguard.launching.health import log_tail, wait_healthy
     from envguard.launching.supervise import exit_status
 
-    result = wait_healthy(run.url, child.poll, run.options.timeout, _progress(run.url, echo))
+    url = redact_value(run.url)  # http://user:password@host/health must not be printed
+    result = wait_healthy(run.url, child.poll, run.options.timeout, _progress(url, echo))
     _end_progress()
     health = {
-        "url": run.url,
+        "url": url,
         "outcome": result.outcome,
         "elapsed_s": round(result.elapsed, 1),
         "last_status": result.last_status,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from envguard import __version__
 from envguard.errors import EnvguardError
-from envguard.knowledge.namespaces import looks_secret
+from envguard.knowledge.redaction import REDACTED, recorded, redact_argv
 from envguard.launching.preflight import Preflight
 from envguard.profile.loader import LoadedProfile
 
@@ -50,14 +50,23 @@ def unit(loaded: LoadedProfile, pre: Preflight, cwd: Path) -> str:
         "Type=simple",
         f"WorkingDirectory={quote_word(str(cwd))}",
     ]
+    secrets_file = f"/etc/envguard/{profile.name}.env"
+    words, secret_names = _secret_free_command([executable, *pre.command[1:]])
+    secret_names += [n for n, v in sorted(pre.built.injected.items()) if recorded(n, v) != v]
+    if secret_names:
+        lines += [
+            "# Secrets never go into a unit file (anyone may read it): put "
+            + ", ".join(secret_names),
+            f"# into {secrets_file} (NAME=value lines, owned by root, mode 0600).",
+            f"EnvironmentFile={secrets_file}",
+        ]
     for name, value in sorted(pre.built.injected.items()):
-        if looks_secret(name):
-            lines.append(f"# {name} looks secret: set it in an EnvironmentFile=, not here.")
+        if name in secret_names:
             continue
         assignment = _escape(f"{name}={value}").replace("\\", "\\\\").replace('"', '\\"')
         lines.append(f'Environment="{assignment}"')
     lines += [
-        "ExecStart=" + " ".join(quote_word(w) for w in [executable, *pre.command[1:]]),
+        "ExecStart=" + " ".join(words),
         "KillMode=control-group",
         "Restart=on-failure",
         "RestartSec=10",
@@ -67,3 +76,31 @@ def unit(loaded: LoadedProfile, pre: Preflight, cwd: Path) -> str:
         "WantedBy=multi-user.target",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _secret_free_command(argv: list[str]) -> tuple[list[str], list[str]]:
+    """ExecStart words with every secret argument replaced by `${ENVGUARD_SECRET_...}`,
+    which systemd expands from the EnvironmentFile when it starts the service; and the
+    names of those variables."""
+    words: list[str] = []
+    names: list[str] = []
+    safe = redact_argv(argv)
+    for index, (original, redacted) in enumerate(zip(argv, safe, strict=True)):
+        if original == redacted:
+            words.append(quote_word(original))
+            continue
+        flag, equals, _ = original.partition("=")
+        if equals and original.startswith("-") and redacted == f"{flag}={REDACTED}":
+            name = _variable(flag, index)
+            words.append(quote_word(f"{flag}=") + f"${{{name}}}")
+        else:
+            before = argv[index - 1] if index and argv[index - 1].startswith("-") else ""
+            name = _variable(before, index)
+            words.append(f"${{{name}}}")
+        names.append(name)
+    return words, names
+
+
+def _variable(flag: str, index: int) -> str:
+    stem = re.sub(r"[^A-Za-z0-9]+", "_", flag).strip("_").upper()
+    return f"ENVGUARD_SECRET_{stem or f'ARG{index}'}"

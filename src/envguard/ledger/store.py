@@ -6,6 +6,7 @@ committed; concurrent writers wait on each other (busy timeout) instead of faili
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -147,7 +148,11 @@ class Ledger:
         self.db.close()
 
     def add(self, record: Record) -> int:
-        """Insert one record in its own transaction; return its id once committed."""
+        """Insert one record in its own transaction; return its id once committed.
+
+        Whatever the caller redacted, the secret rules run once more here: nothing leaves
+        for the file that could hold a credential."""
+        record = _redacted(record)
         try:
             cursor = self.db.execute(
                 "INSERT INTO records (created_at, host, profile_name, profile_version, "
@@ -231,3 +236,23 @@ def _record(row: tuple[Any, ...]) -> Record:
     values["metrics"] = json.loads(values["metrics"])
     values["setup"] = json.loads(values["setup"]) if values["setup"] is not None else None
     return Record(**values)
+
+
+def _redacted(record: Record) -> Record:
+    from envguard.knowledge.redaction import redact_argv, redact_value
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact_value(value)
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    return dataclasses.replace(
+        record,
+        reasons=tuple(redact_value(r) for r in record.reasons),
+        command=tuple(redact_argv(record.command)),
+        setup=clean(record.setup),
+    )

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from envguard.knowledge.redaction import quoted
+
 FileState = Literal["read", "absent", "denied", "unreadable"]
 
 ETC_NCCL_CONF = "/etc/nccl.conf"
@@ -61,7 +63,8 @@ def parse_conf(text: str) -> tuple[dict[str, str], list[tuple[str, str]]]:
             problems.append(
                 (
                     key,
-                    f"line {number}: NCCL keeps the spaces around the value {value!r}; remove them",
+                    f"line {number}: NCCL keeps the spaces around the value "
+                    f"{quoted(key, value)}; remove them",
                 )
             )
         values.setdefault(key, value)  # the first occurrence in a file wins

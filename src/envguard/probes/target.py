@@ -7,7 +7,7 @@ import re
 from typing import NamedTuple
 
 from envguard.errors import AccessDenied, TargetError
-from envguard.knowledge.namespaces import redact_argv
+from envguard.knowledge.redaction import redact_argv
 from envguard.probes.process import stat_fields
 
 

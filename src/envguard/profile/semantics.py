@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from envguard.knowledge import nccl
+from envguard.knowledge.redaction import quoted
 from envguard.profile.schema import Profile, ValueRule
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -30,7 +31,8 @@ def problems(profile: Profile) -> list[str]:
             found.append(f"env.strict_prefixes[{index}]: {prefix!r} is not a variable-name prefix")
     url = profile.server.health_url
     if url is not None and not re.match(r"https?://[^/\s]+", url):
-        found.append(f"server.health_url: {url!r} is not an http:// URL")
+        shown_url = quoted("server.health_url", url)
+        found.append(f"server.health_url: {shown_url} is not an http:// URL")
     if profile.server.command and not profile.server.command[0]:
         found.append("server.command[0]: the program is empty")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", profile.name):
@@ -71,7 +73,8 @@ def _name_problems(where: str, name: str) -> list[str]:
 def _value_problems(where: str, name: str, value: str) -> list[str]:
     reading = nccl.read(name, value)
     if reading.problem is not None and name in nccl.TUNING_VARIABLES:
-        return [f"{where}: {value!r} is not what it looks like to NCCL: {reading.problem}"]
+        problem = reading.problem
+        return [f"{where}: {quoted(where, value)} is not what it looks like to NCCL: {problem}"]
     return []
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from envguard.knowledge.redaction import quoted
 from envguard.profile import semantics
 from envguard.profile.schema import Profile, ValueRule, bind_constraints
 
@@ -78,7 +79,7 @@ def _describe(exc: ValidationError, raw: dict[str, Any]) -> list[str]:
                     union_seen.add(where)
                     lines[where] = (
                         f"{where}: expected a string or a table "
-                        f"(one_of, min, max, pattern), got {value!r}"
+                        f"(one_of, min, max, pattern), got {quoted(where, value)}"
                     )
                 continue
         lines.setdefault(f"{where}|{error['type']}", _message(error, path, where))
@@ -96,9 +97,9 @@ def _message(error: Any, path: list[str | int], where: str) -> str:
     if kind == "missing":
         return f"{where}: required key is missing"
     if kind in ("tuple_type", "list_type"):
-        return f"{where}: expected a list, got {error['input']!r}"
+        return f"{where}: expected a list, got {quoted(where, error['input'])}"
     if kind == "dataclass_type":
-        return f"{where}: expected a table, got {error['input']!r}"
+        return f"{where}: expected a table, got {quoted(where, error['input'])}"
     return f"{where}: {error['msg']}"
 
 

@@ -7,8 +7,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from envguard import __version__
-from envguard.knowledge.namespaces import shown
 from envguard.knowledge.nccl import is_nccl_name
+from envguard.knowledge.redaction import shown
 
 if TYPE_CHECKING:
     from envguard.commands.check import CheckReport
