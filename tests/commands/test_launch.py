@@ -108,7 +108,7 @@ def test_detached_launch_waits_for_health_checks_and_writes_a_manifest(
     caller = {"NCCL_IB_HCA": "mlx5", "NCCL_ALGO": "Tree", "HF_TOKEN": "hf_secret", "KEEP_ME": "1"}
     result = detached_demo(envguard, marker, "--healthy-after", "1.5", env=caller)
     assert result.returncode == 0, result.stderr
-    pid = int((tmp_path / "envguard-demo.pid").read_text())
+    pid = int((tmp_path / "envguard-demo.pid").read_text().split()[0])
     assert os.getsid(pid) == pid  # its own session: the terminal going away does not kill it
     manifest = json.loads((tmp_path / "envguard-demo.manifest.json").read_text())
     assert manifest["pid"] == pid
@@ -217,10 +217,12 @@ def test_refuses_a_live_pid_file_and_a_taken_port(
     args = ("launch", "-p", DEMO, "--detach", "--health-url", f"http://127.0.0.1:{port}/health")
     first = envguard(*args, "--", *standin(marker, "--port", str(port)))
     assert first.returncode == 0, first.stderr
-    pid = (tmp_path / "envguard-demo.pid").read_text().strip()
+    pid = (tmp_path / "envguard-demo.pid").read_text().split()[0]
     second = envguard(*args, "--", *standin(marker, "--port", str(port)))
     assert second.returncode == 1
-    assert f"envguard: envguard-demo.pid names a running process ({pid})" in second.stderr
+    assert (
+        f"envguard: envguard-demo.pid: the server it names is running (pid {pid}:" in second.stderr
+    )
     # Another pid file, same port: the port check stops it.
     seed_like = tmp_path / "ported.toml"
     seed_like.write_text(
@@ -268,7 +270,7 @@ def test_two_launches_at_once_end_with_exactly_one_server(
         for pid in with_marker(marker)
         if b"standin" in Path(f"/proc/{pid}/cmdline").read_bytes()
     ]
-    assert launchers == [(tmp_path / "envguard-demo.pid").read_text().strip()]
+    assert launchers == [(tmp_path / "envguard-demo.pid").read_text().split()[0]]
     envguard("stop", "--pid-file", "envguard-demo.pid")
 
 
@@ -326,7 +328,7 @@ def test_clean_env_starts_from_an_allowlist(envguard: Run, marker: str, tmp_path
         env={"SOME_SHELL_VAR": "x", "LC_ALL": "C.UTF-8"},
     )
     assert result.returncode == 0, result.stderr
-    pid = (tmp_path / "envguard-demo.pid").read_text().strip()
+    pid = (tmp_path / "envguard-demo.pid").read_text().split()[0]
     names = {
         e.split(b"=", 1)[0].decode()
         for e in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
@@ -357,7 +359,7 @@ def test_forbidden_line_in_an_nccl_config_file_is_neutralised(
     )
     assert result.returncode == 0, result.stderr
     assert "set NCCL_GRAPH_FILE empty, so no NCCL config file can set them" in result.stderr
-    pid = int((tmp_path / "envguard-p.pid").read_text())
+    pid = int((tmp_path / "envguard-p.pid").read_text().split()[0])
     check = envguard("check", "-p", str(profile), "--pid", str(pid), "-q")
     assert check.returncode == 0, check.stdout + check.stderr
     envguard("stop", "--pid-file", "envguard-p.pid")

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from envguard.errors import EnvguardError
-
 
 @click.command("stop")
 @click.option("--pid-file", type=click.Path(dir_okay=False, path_type=Path), required=True)
@@ -19,20 +17,11 @@ from envguard.errors import EnvguardError
     help="Seconds between SIGTERM and SIGKILL.",
 )
 def stop_command(pid_file: Path, grace: float) -> None:
-    """Stop a launched server: SIGTERM to its process group, SIGKILL after --grace seconds."""
-    from envguard.launching import pidfile
-    from envguard.launching.supervise import stop_group
+    """Stop a launched server: SIGTERM to its process group, SIGKILL after --grace seconds.
 
-    pid = pidfile.read_pid(pid_file)
-    if pid is None:
-        raise EnvguardError(
-            f"{pid_file}: no pid file (or no pid in it)",
-            hint="give the --pid-file the server was launched with",
-        )
-    if not pidfile.alive(pid):
-        pid_file.unlink(missing_ok=True)
-        click.echo(f"pid {pid} is not running; removed the stale {pid_file}")
-        return
-    outcome = stop_group(pid, grace)
-    pid_file.unlink(missing_ok=True)
-    click.echo(f"pid {pid}: {outcome}")
+    Only the process the pid file was written for is signalled (its start time is in the
+    file); a server that is not running is success, as with `systemctl stop`."""
+    from envguard.launching.stop import stop
+
+    stopped = stop(pid_file, grace)
+    click.echo(f"pid {stopped.pid}: {stopped.outcome}" if stopped.pid else stopped.outcome)

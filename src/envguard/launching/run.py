@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from envguard.errors import EnvguardError, ExitCode, UsageError
+from envguard.launching import pidfile
 from envguard.launching.report import Echo, findings_text, redacted, report_preflight
 
 if TYPE_CHECKING:
@@ -126,15 +127,10 @@ def _start_guarded(run: _Start, start: Callable[[], Child]) -> Child:
     """Under the launch lock: refuse a live pid file or a taken port, start, write the pid."""
     if run.pid_file is None:
         return start()
-    from envguard.launching import pidfile
-
     with pidfile.launch_lock(run.pid_file):
-        existing = pidfile.read_pid(run.pid_file)
-        if existing is not None and pidfile.alive(existing):
-            raise Refused(
-                f"{run.pid_file} names a running process ({existing})",
-                hint=f"stop it first: envguard stop --pid-file {run.pid_file}",
-            )
+        record = pidfile.read(run.pid_file)
+        if record is not None:
+            _refuse_a_running_server(run, record)
         port = run.pre.port
         if port is not None and port_in_use(run.pre.host, port):
             raise Refused(
@@ -142,8 +138,32 @@ def _start_guarded(run: _Start, start: Callable[[], Child]) -> Child:
                 hint=f"find the owner with `ss -ltnp 'sport = :{port}'`",
             )
         child = start()
-        pidfile.write_pid(run.pid_file, child.pid)
+        pidfile.write(run.pid_file, child.pid)
     return child
+
+
+def _refuse_a_running_server(run: _Start, record: pidfile.PidRecord) -> None:
+    """A pid file from an earlier launch: refuse if its server runs; say what else it is."""
+    assert run.pid_file is not None
+    verdict = pidfile.identify(record)
+    if verdict.identity == "ours":
+        raise Refused(
+            f"{run.pid_file}: the server it names is running (pid {record.pid}: {verdict.command})",
+            hint=f"stop it first: envguard stop --pid-file {run.pid_file}",
+        )
+    if verdict.identity == "unknown":
+        raise Refused(
+            f"{run.pid_file} names pid {record.pid}, which is running ({verdict.command}), "
+            "but records no start time (written by envguard 0.1): envguard cannot tell "
+            "whether it is the server it started",
+            hint=f"if it is, stop it by hand (kill -TERM -{record.pid}); if not, delete "
+            f"{run.pid_file}",
+        )
+    if verdict.identity == "stranger":
+        run.echo(
+            f"  {run.pid_file} was stale: pid {record.pid} is now another process "
+            f"({verdict.command}); replacing the file, leaving that process alone"
+        )
 
 
 def _detached(run: _Start) -> int:
