@@ -91,7 +91,7 @@ def test_a_corrupt_cache_entry_is_a_miss(write_profile: Callable[..., Path]) -> 
     directory = cache.cache_dir()
     assert directory is not None
     for entry in directory.iterdir():
-        entry.write_bytes(b"not a pickle")
+        entry.write_bytes(b"not JSON")
     assert load_profile(leaf).label == "l@1"
 
 

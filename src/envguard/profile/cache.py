@@ -3,22 +3,37 @@
 Validating costs ~75 ms of imports; a cache hit costs one file read and a few stat calls.
 An entry is used only if every file of the `extends` chain is unchanged and so are the
 envguard version and the schema module (files are compared by size, inode, mtime and ctime,
-as git's index does: no hashing on the hot path). The cache is the user's own
-directory (like ~/.bashrc, whoever can write it can run code as the user); writing it is
-best-effort: a read-only home only costs speed.
+as git's index does: no hashing on the hot path).
+
+Entries are JSON, which is data and never code: a planted entry can at worst describe a
+profile, and even that only if it is the user's own file that nobody else can write (an
+entry owned by another user, writable by group or others, or a symlink is ignored). The
+directory is created 0700 and entries 0600: an entry holds what the profile holds. Writing
+is best-effort: a read-only home only costs speed.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import json
 import os
-import pickle
+import stat
 import zlib
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from envguard import __version__
 from envguard.profile import schema
-from envguard.profile.loader import LoadedProfile
+from envguard.profile.schema import EnvSection, FlagRule, Profile, ServerSection, ValueRule
+
+MAX_ENTRY = 1 << 20  # a profile entry is a few KB; anything larger is not one of ours
+
+
+class Cached(NamedTuple):
+    """What the loader needs back (the cache knows no loader: data flows one way)."""
+
+    profile: Profile
+    chain: tuple[str, ...]
+    digest: str
 
 
 def cache_dir() -> Path | None:
@@ -36,51 +51,147 @@ def _entry(path: Path) -> Path | None:
     if directory is None:
         return None
     key = zlib.crc32(str(path.resolve()).encode()).to_bytes(4, "big").hex() + "-" + path.name
-    return directory / f"{key}.pickle"
+    return directory / f"{key}.json"
 
 
-def _file_stamp(path: str) -> tuple[int, ...] | None:
+def _file_stamp(path: str) -> list[int] | None:
     """What tells a changed file without reading it: size, inode, mtime and ctime in ns
     (as git's index does). ctime cannot be set back by `touch`, so an edit always shows."""
     try:
         st = Path(path).stat()
     except OSError:
         return None
-    return (st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    return [st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns]
 
 
-def get(path: Path) -> LoadedProfile | None:
+def _read_own(entry: Path) -> bytes | None:
+    """The entry's bytes, if it is a regular file of this user that only this user can
+    write; None otherwise (never follows a symlink, never blocks on a FIFO)."""
+    try:
+        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(fd)
+        if (
+            not stat.S_ISREG(st.st_mode)
+            or st.st_uid != os.geteuid()
+            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+            or st.st_size > MAX_ENTRY
+        ):
+            return None
+        return handle.read(MAX_ENTRY + 1)
+
+
+def get(path: Path) -> Cached | None:
+    """The cached profile for `path`, or None on any miss or anything odd."""
     entry = _entry(path)
     if entry is None:
         return None
+    data = _read_own(entry)
+    if data is None:
+        return None
     try:
-        version, schema_digest, files, loaded = pickle.loads(entry.read_bytes())
-    except Exception:  # a missing, partial or stale entry is just a miss
-        return None
-    if version != __version__ or schema_digest != _schema_stamp():
-        return None
-    if not files or files[-1][0] != str(path.resolve()):
-        return None  # another profile whose key collided
-    if any(_file_stamp(name) != stamp for name, stamp in files):
-        return None
-    if not isinstance(loaded, LoadedProfile):
-        return None
-    return dataclasses.replace(loaded, path=str(path))
+        document = json.loads(data)
+        if document["envguard"] != __version__ or document["schema"] != _schema_stamp():
+            return None
+        files = document["files"]
+        if not files or files[-1][0] != str(path.resolve()):
+            return None  # another profile whose key collided
+        if any(_file_stamp(name) != stamp for name, stamp in files):
+            return None
+        return Cached(
+            profile_from_data(document["profile"]),
+            tuple(document["chain"]),
+            str(document["digest"]),
+        )
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None  # partial, stale or foreign: just a miss
 
 
-def put(path: Path, loaded: LoadedProfile) -> None:
+def put(path: Path, cached: Cached) -> None:
     entry = _entry(path)
     if entry is None:
         return
-    files = [(str(Path(name).resolve()), _file_stamp(name)) for name in loaded.chain]
+    document = {
+        "envguard": __version__,
+        "schema": _schema_stamp(),
+        "files": [[str(Path(name).resolve()), _file_stamp(name)] for name in cached.chain],
+        "chain": list(cached.chain),
+        "digest": cached.digest,
+        "profile": profile_to_data(cached.profile),
+    }
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        temporary = entry.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_bytes(pickle.dumps((__version__, _schema_stamp(), files, loaded)))
+        entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        temporary = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(document, handle)
         temporary.replace(entry)
     except OSError:
         pass
 
 
-def _schema_stamp() -> tuple[int, ...] | None:
+def _schema_stamp() -> list[int] | None:
     return _file_stamp(schema.__file__)
+
+
+# --- a validated Profile as JSON data and back, without pydantic --------------------------
+
+
+def profile_to_data(profile: Profile) -> dict[str, Any]:
+    import dataclasses
+
+    return dataclasses.asdict(profile)
+
+
+def profile_from_data(data: dict[str, Any]) -> Profile:
+    """Rebuild a Profile that was validated when it was cached. The shape is the schema's:
+    a table in env.required/optional is a ValueRule, in server.flags a FlagRule."""
+    env, server = data["env"], data["server"]
+    return Profile(
+        schema_version=data["schema_version"],
+        name=data["name"],
+        version=data["version"],
+        description=data["description"],
+        extends=tuple(data["extends"]),
+        server=ServerSection(
+            kind=server["kind"],
+            version=server["version"],
+            flags={k: _flag(v) for k, v in server["flags"].items()},
+            forbidden_flags=tuple(server["forbidden_flags"]),
+            command=tuple(server["command"]),
+            health_url=server["health_url"],
+        ),
+        env=EnvSection(
+            required={k: _value(v) for k, v in env["required"].items()},
+            optional={k: _value(v) for k, v in env["optional"].items()},
+            forbidden=tuple(env["forbidden"]),
+            strict_prefixes=tuple(env["strict_prefixes"]),
+        ),
+    )
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, dict):
+        one_of = value["one_of"]
+        return ValueRule(
+            one_of=tuple(one_of) if one_of is not None else None,
+            min=value["min"],
+            max=value["max"],
+            pattern=value["pattern"],
+        )
+    return value
+
+
+def _flag(value: Any) -> Any:
+    if isinstance(value, dict):
+        one_of = value["one_of"]
+        return FlagRule(
+            one_of=tuple(one_of) if one_of is not None else None,
+            min=value["min"],
+            max=value["max"],
+        )
+    if isinstance(value, list):
+        return tuple(value)
+    return value

@@ -38,12 +38,10 @@ def load_profile(path: str | Path, *, use_cache: bool = True) -> LoadedProfile:
 
         cached = cache.get(Path(path))
         if cached is not None:
-            return cached
+            return LoadedProfile(cached.profile, str(path), cached.chain, cached.digest)
     loaded = _load_uncached(Path(path))
     if use_cache:
-        from envguard.profile import cache
-
-        cache.put(Path(path), loaded)
+        cache.put(Path(path), cache.Cached(loaded.profile, loaded.chain, loaded.digest))
     return loaded
 
 
