@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard.ledger.store import SCHEMA_VERSION, Ledger, LedgerError
+from envguard.ledger.store import APPLICATION_ID, SCHEMA_VERSION, Ledger, LedgerError
 from tests.ledger.builders import record, varied
 
 
@@ -41,7 +41,10 @@ def test_round_trip_and_filters(tmp_path: Path) -> None:
 
 def test_a_ledger_from_a_newer_envguard_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "l.db"
-    sqlite3.connect(path).execute("PRAGMA user_version = 7").connection.close()
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    db.execute("PRAGMA user_version = 7")
+    db.close()
     with pytest.raises(LedgerError, match=r"written by a newer envguard \(ledger schema 7"):
         Ledger.open(path)
 
@@ -56,7 +59,7 @@ def test_not_a_ledger(tmp_path: Path) -> None:
 def test_missing_and_unwritable_directories_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(LedgerError, match="the ledger's directory does not exist"):
         Ledger.open(tmp_path / "no" / "such" / "l.db")
-    with pytest.raises(LedgerError, match="cannot open the ledger"):
+    with pytest.raises(LedgerError, match=r"cannot (open|create) the ledger"):
         Ledger.open(Path("/proc/self/envguard-ledger.db"))  # a read-only file system
     with pytest.raises(LedgerError, match="no ledger here yet"):
         Ledger.open(tmp_path / "l.db", create=False)

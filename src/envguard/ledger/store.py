@@ -6,6 +6,7 @@ committed; concurrent writers wait on each other (busy timeout) instead of faili
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -80,6 +81,13 @@ def default_path() -> Path:
     return Path(base) / "envguard" / "ledger.db"
 
 
+# PRAGMA application_id: marks a SQLite file as an envguard ledger ("envg"), so envguard
+# never adopts (or migrates, or switches to WAL) another application's database.
+APPLICATION_ID = 0x656E7667
+
+FileKind = Literal["ours", "legacy", "foreign"]
+
+
 class Ledger:
     def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
         self.path = path
@@ -87,10 +95,14 @@ class Ledger:
 
     @classmethod
     def open(cls, path: Path | None = None, *, create: bool = True) -> Ledger:
-        """Open (and migrate) the ledger. The default location's directory is created; a
-        given path's directory must exist - a typo should not scatter ledgers around."""
+        """Open the ledger to record into (`create`: made if there is none yet), or to read
+        only (`create=False`: opened read-only, never written, never migrated).
+
+        The default location's directory is created; a given path's directory must exist -
+        a typo should not scatter ledgers around. An existing file is used only if it is an
+        envguard ledger."""
         chosen = path or default_path()
-        if path is None:
+        if path is None and create:
             try:
                 chosen.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -103,15 +115,21 @@ class Ledger:
                 f"{chosen}: the ledger's directory does not exist",
                 hint=f"create {chosen.parent}, or give another --ledger path",
             )
-        if not create and not chosen.exists():
-            raise LedgerError(
-                f"{chosen}: no ledger here yet",
-                hint="record a result with `envguard bench` first, or give --ledger",
-            )
+        exists = chosen.exists() and chosen.stat().st_size > 0
+        if not create:
+            if not exists:
+                raise LedgerError(
+                    f"{chosen}: no ledger here yet",
+                    hint="record a result with `envguard bench` first, or give --ledger",
+                )
+            return cls(chosen, _connect_read_only(chosen))
+        if not exists:
+            _create(chosen)
+        else:
+            _check_kind(chosen, _connect_read_only(chosen), writable=True)
         try:
             db = sqlite3.connect(chosen, timeout=60, isolation_level=None)
             db.execute("PRAGMA busy_timeout = 60000")
-            db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")  # durable across process crashes in WAL
             ledger = cls(chosen, db)
             ledger._migrate()
@@ -143,6 +161,9 @@ class Ledger:
                 self.db.execute(f"PRAGMA user_version = {version + 1}")
             self.db.execute("COMMIT")
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if self.db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            # An envguard 0.1 ledger (tables, no mark): adopt it now that it is known ours.
+            self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
     def close(self) -> None:
         self.db.close()
@@ -256,3 +277,91 @@ def _redacted(record: Record) -> Record:
         command=tuple(redact_argv(record.command)),
         setup=clean(record.setup),
     )
+
+
+def _create(path: Path) -> None:
+    """Make a new ledger where none is: built whole in a temporary file, then linked into
+    place, so a concurrent reader or writer never meets a half-made file, and a file that
+    appeared meanwhile (another writer's ledger) is used, not overwritten."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.new")
+    try:
+        db = sqlite3.connect(temporary, isolation_level=None)
+        try:
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute("PRAGMA journal_mode = WAL")
+            ledger = Ledger(temporary, db)
+            ledger._migrate()
+        finally:
+            db.close()
+        if path.exists() and path.stat().st_size == 0:
+            temporary.replace(path)  # an empty file (touch l.db) is taken as "no ledger yet"
+        else:
+            with contextlib.suppress(FileExistsError):
+                os.link(temporary, path)
+    except (OSError, sqlite3.Error) as exc:
+        raise LedgerError(
+            f"{path}: cannot create the ledger: {exc}",
+            hint="check the directory is writable (or use --ledger)",
+        ) from None
+    finally:
+        for leftover in (temporary, Path(f"{temporary}-wal"), Path(f"{temporary}-shm")):
+            leftover.unlink(missing_ok=True)
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write: mode=ro; on a read-only file or directory where a
+    WAL ledger's shared-memory file cannot be made, immutable=1 (nothing writes it then)."""
+    # SQLite URI escaping (https://www.sqlite.org/uri.html): only these three matter in a
+    # path; urllib.parse would cost ~4 ms of imports on every `ledger list`.
+    escaped = str(path.absolute()).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    uri = f"file:{escaped}?mode=ro"
+    for suffix in ("", "&immutable=1"):
+        try:
+            db = sqlite3.connect(uri + suffix, uri=True, timeout=60, isolation_level=None)
+            db.execute("PRAGMA busy_timeout = 60000")
+            _check_kind(path, db, writable=False)
+            return db
+        except sqlite3.OperationalError as exc:
+            error: sqlite3.Error = exc
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(
+                f"{path}: not an envguard ledger ({exc})", hint="give the path of a ledger file"
+            ) from None
+    raise LedgerError(
+        f"{path}: cannot open the ledger: {error}", hint="check the file's permissions"
+    )
+
+
+def _check_kind(path: Path, db: sqlite3.Connection, *, writable: bool) -> FileKind:
+    """Refuse a database that is not an envguard ledger (without writing to it)."""
+    application = db.execute("PRAGMA application_id").fetchone()[0]
+    if application == APPLICATION_ID:
+        kind: FileKind = "ours"
+    elif application == 0 and _looks_like_ledger(db):
+        kind = "legacy"  # written by envguard 0.1, before the mark
+    else:
+        kind = "foreign"
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if writable:
+        db.close()
+    if kind == "ours" and version > SCHEMA_VERSION:
+        raise LedgerError(
+            f"{path}: written by a newer envguard (ledger schema {version}, "
+            f"this envguard knows {SCHEMA_VERSION})",
+            hint="upgrade envguard",
+        )
+    if kind == "foreign":
+        raise LedgerError(
+            f"{path}: not an envguard ledger (another application's SQLite database: "
+            f"application_id {application}); left it unchanged",
+            hint="give --ledger the path of an envguard ledger, or a new file",
+        )
+    return kind
+
+
+def _looks_like_ledger(db: sqlite3.Connection) -> bool:
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "records" not in tables or not tables <= {"records", "sqlite_sequence"}:
+        return False
+    columns = tuple(row[1] for row in db.execute("PRAGMA table_info(records)"))
+    return columns == _COLUMNS
