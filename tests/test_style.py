@@ -13,12 +13,12 @@ def run(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_lint() -> None:
-    result = run("ruff", "check", "src", "tests", "benchmarks")
+    result = run("ruff", "check", "envguard", "tests", "benchmarks", "tools")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_ruff_format() -> None:
-    result = run("ruff", "format", "--check", "src", "tests", "benchmarks")
+    result = run("ruff", "format", "--check", "envguard", "tests", "benchmarks", "tools")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

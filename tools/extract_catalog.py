@@ -4,7 +4,7 @@ parses of a corpus of launch lines).
 Run it with the Python that has the server installed (a throwaway venv is enough; envguard
 itself never imports sglang or vllm):
 
-    python tools/extract_catalog.py sglang [--out src/envguard/flags/catalogs]
+    python tools/extract_catalog.py sglang [--out envguard/flags/catalogs]
     VLLM_TARGET_DEVICE=cpu python tools/extract_catalog.py vllm
     python tools/extract_catalog.py sglang --corpus tests/data/launch_lines.json
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_OUT = ROOT / "src" / "envguard" / "flags" / "catalogs"
+DEFAULT_OUT = ROOT / "envguard" / "flags" / "catalogs"
 
 
 class ParserError(Exception):

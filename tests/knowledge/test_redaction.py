@@ -30,7 +30,7 @@ from tests import secret_shapes
 from tests.secret_shapes import MARKER
 
 CATALOGS = sorted(
-    (Path(__file__).resolve().parents[2] / "src" / "envguard" / "flags" / "catalogs").glob("*.json")
+    (Path(__file__).resolve().parents[2] / "envguard" / "flags" / "catalogs").glob("*.json")
 )
 
 
