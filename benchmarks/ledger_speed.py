@@ -21,9 +21,9 @@ from pathlib import Path
 
 from _common import compile_envguard, timed
 
+from envguard.fingerprint import fingerprint
 from envguard.ledger.compare import compare
 from envguard.ledger.store import Ledger
-from envguard.setup import fingerprint
 
 
 def setup_for(i: int) -> dict[str, object]:

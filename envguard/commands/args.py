@@ -10,7 +10,7 @@ import click
 from envguard.errors import ExitCode
 
 if TYPE_CHECKING:
-    from envguard.flags.argv import ParsedCommandLine
+    from envguard.flags.parser import ParsedCommandLine
 
 
 def read_args(
@@ -20,8 +20,8 @@ def read_args(
     `version` (newest when None); return the parse and a note when the catalog is not exact.
     A --config file is read relative to the current directory."""
     from envguard.flags.catalog import choose_version, load
-    from envguard.flags.commandline import parse
-    from envguard.flags.entrypoint import split_user_argv
+    from envguard.flags.preprocess import parse
+    from envguard.flags.recognise import split_user_argv
 
     chosen, note = choose_version(server, version)
     args, subcommand = split_user_argv(server, argv)  # type: ignore[arg-type]
@@ -63,7 +63,7 @@ def args_command(
     Exit code 1 when the server would reject the command line.
     """
     from envguard.evaluation.flags import value_for_display
-    from envguard.render.values import render
+    from envguard.flags.converters import as_text
 
     parsed, note = read_args(server, list(argv), version)
     if version is None:
@@ -81,7 +81,7 @@ def args_command(
         shown = parsed.values if every else parsed.non_default()
         width = max((len(d) for d in shown), default=0)
         for dest, flag in shown.items():
-            value = render(value_for_display(dest, flag.value))
+            value = as_text(value_for_display(dest, flag.value))
             where = flag.origin if flag.origin != "config" else f"--config {parsed.config_file}"
             spelling = f"  {flag.spelling}" if flag.spelling else ""
             click.echo(f"  {dest:<{width}}  {value}  [{where}]{spelling}")

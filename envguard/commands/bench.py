@@ -19,7 +19,7 @@ from envguard.probes.target import Target
 
 if TYPE_CHECKING:
     from envguard.benchmarking.throughput import Api
-    from envguard.commands.check import CheckReport
+    from envguard.evaluation.report import CheckReport
     from envguard.ledger.store import Record
 
 Echo = Callable[[str], None]
@@ -45,7 +45,7 @@ def _processes(report: CheckReport) -> dict[int, tuple[int, str]]:
 
 def changes(before: CheckReport, after: CheckReport, fingerprint_before: str) -> list[str]:
     """Why a result taken between these two checks is not a result of the first setup."""
-    from envguard.setup import fingerprint, observed_setup
+    from envguard.fingerprint import fingerprint, observed_setup
 
     reasons = []
     old, new = _processes(before), _processes(after)
@@ -112,11 +112,11 @@ def bench(
     from datetime import UTC, datetime
 
     from envguard.benchmarking.metrics import extract, parse_metric_options
-    from envguard.commands.check import check
+    from envguard.checking import check
+    from envguard.fingerprint import fingerprint, observed_setup
     from envguard.knowledge.redaction import redact_argv, redact_value
     from envguard.ledger.store import Record
     from envguard.render.text import check_text
-    from envguard.setup import fingerprint, observed_setup
 
     patterns = parse_metric_options(metric_options)
     before = check(profile_path, target, read_launch=True)

@@ -44,8 +44,8 @@ def _start_standin(environ: dict[str, str]) -> subprocess.Popen[str]:
 def demo_command(profile_path: Path) -> None:
     """Start a stand-in server with the profile's environment and check it (passes), then
     restart it the way the seed story's server was, tuning lost, and check again (drift)."""
-    from envguard.commands.check import check
-    from envguard.environment import build_environment
+    from envguard.checking import check
+    from envguard.launching.environment import build_environment
     from envguard.probes.target import Target
     from envguard.profile.loader import load_profile
     from envguard.render.text import check_text

@@ -151,8 +151,8 @@ def resolve_pair(
 
 
 def comparison_text(result: Comparison) -> list[str]:
+    from envguard.flags.converters import as_text
     from envguard.ledger.compare import MISSING
-    from envguard.render.values import render
 
     a, b = result.before, result.after
     lines = [
@@ -162,8 +162,8 @@ def comparison_text(result: Comparison) -> list[str]:
     if not result.differences:
         lines.append("  setup: identical" if a.fingerprint == b.fingerprint else "  setup: -")
     for d in result.differences:
-        old = d.before if d.before == MISSING else render(d.before)
-        new = d.after if d.after == MISSING else render(d.after)
+        old = d.before if d.before == MISSING else as_text(d.before)
+        new = d.after if d.after == MISSING else as_text(d.after)
         lines.append(f"  setup: {d.name}: {old} -> {new}{'  (varied)' if d.varied else ''}")
     lines.append("  metrics:")
     width = max((len(m.name) for m in result.metrics), default=0)

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from envguard.evaluation.findings import Draft, Finding, placed
-from envguard.flags.argv import FlagValue
-from envguard.flags.expect import Expectation, FlagSpecError, expectation, resolve
+from envguard.flags.converters import as_text
+from envguard.flags.parser import FlagValue
 from envguard.knowledge.redaction import REDACTED, is_secret_option, redact_value
-from envguard.probes.launch import LaunchObservation
+from envguard.probes.launch_line import LaunchObservation
+from envguard.profile.flag_rules import Expectation, FlagSpecError, expectation, resolve
 from envguard.profile.schema import ServerSection
-from envguard.render.values import render
 
 
 def evaluate_flags(server: ServerSection, observed: LaunchObservation, role: str) -> list[Finding]:
@@ -112,7 +112,7 @@ def _flag_drafts(
             "missing",
             name,
             want,
-            f"not given (default {_secret(option.dest, render(flag.value))})",
+            f"not given (default {_secret(option.dest, as_text(flag.value))})",
             "default",
             f"add {name} {want} to the launch command",
         )
@@ -122,7 +122,7 @@ def _flag_drafts(
             "mismatch",
             name,
             want,
-            _secret(option.dest, render(info[option.dest])),
+            _secret(option.dest, as_text(info[option.dest])),
             "/server_info",
             "the server resolved this flag to another value than its "
             "command line says; check its log for the adjustment",
@@ -134,7 +134,7 @@ def _secret(dest: str, text: str) -> str:
 
 
 def _actual(flag: FlagValue) -> str:
-    value = _secret(flag.dest, render(flag.value))
+    value = _secret(flag.dest, as_text(flag.value))
     return f"{value} (as {flag.spelling})" if flag.spelling else value
 
 

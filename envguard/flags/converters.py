@@ -149,3 +149,16 @@ def converter(name: str | None) -> Converter | None:
     if name in _SIMPLE:
         return _SIMPLE[name][0]
     return None  # raw:<name>: an unknown converter; the text is kept as given
+
+
+def as_text(value: Any) -> str:
+    """A typed value written the way people write it on a command line."""
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return " ".join(as_text(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value)
+    return str(value)

@@ -8,12 +8,12 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
-from envguard.environment import BuiltEnvironment, build_environment, keep_for_clean_env
 from envguard.evaluation.findings import Finding
+from envguard.launching.environment import BuiltEnvironment, build_environment, keep_for_clean_env
 from envguard.profile.schema import Profile
 
 if TYPE_CHECKING:  # argparse and the catalogs load only when the profile has flags
-    from envguard.probes.launch import LaunchObservation
+    from envguard.probes.launch_line import LaunchObservation
 
 ROLE = "command"  # findings about the command to be started, not a live process
 
@@ -113,12 +113,12 @@ def _flags(
     if server.kind == "generic":
         return None, host, port
     from envguard.flags.catalog import choose_version, load
-    from envguard.flags.commandline import parse
-    from envguard.flags.entrypoint import recognise
+    from envguard.flags.preprocess import parse
+    from envguard.flags.recognise import recognise
     from envguard.probes.server_version import installed_version
 
     launch = recognise(command)
-    from envguard.probes.launch import LaunchObservation
+    from envguard.probes.launch_line import LaunchObservation
 
     if launch is None:
         if server.flags or server.forbidden_flags:

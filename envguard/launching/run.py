@@ -279,7 +279,7 @@ def _write_manifest(
 
 
 def _check(loaded: LoadedProfile, pid: int, echo: Echo) -> tuple[str, int, int]:
-    from envguard.commands.check import check
+    from envguard.checking import check
     from envguard.probes.target import Target
     from envguard.render.text import check_text
 

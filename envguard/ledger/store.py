@@ -40,7 +40,7 @@ class Record:
     reasons: tuple[str, ...]
     command: tuple[str, ...]  # redacted
     metrics: dict[str, float]
-    setup: dict[str, Any] | None  # redacted, normalised (see envguard.setup)
+    setup: dict[str, Any] | None  # redacted, normalised (see envguard.fingerprint)
 
     @property
     def label(self) -> str:

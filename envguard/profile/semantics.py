@@ -55,7 +55,7 @@ def conflicts(profile: Profile) -> list[str]:
         ]
     # Flags are checked once merged: a leaf may give flags for the kind its base names.
     if profile.server.flags or profile.server.forbidden_flags:
-        from envguard.flags.expect import profile_flag_problems
+        from envguard.profile.flag_rules import profile_flag_problems
 
         found += profile_flag_problems(profile.server)
     return found

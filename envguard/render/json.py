@@ -11,8 +11,8 @@ from envguard.knowledge.nccl import is_nccl_name
 from envguard.knowledge.redaction import shown
 
 if TYPE_CHECKING:
-    from envguard.commands.check import CheckReport
-    from envguard.probes.launch import LaunchObservation
+    from envguard.evaluation.report import CheckReport
+    from envguard.probes.launch_line import LaunchObservation
     from envguard.probes.observe import ProcessObservation
 
 

@@ -9,7 +9,7 @@ import click
 from envguard.evaluation.findings import Finding
 
 if TYPE_CHECKING:
-    from envguard.commands.check import CheckReport
+    from envguard.evaluation.report import CheckReport
 
 _VERDICT_STYLE = {"ok": "green", "drift": "red", "unverifiable": "yellow"}
 _KIND_STYLE = {"unverifiable": "yellow"}

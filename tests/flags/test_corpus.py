@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from envguard.flags import catalog
-from envguard.flags.commandline import parse
+from envguard.flags.preprocess import parse
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 CORPUS = json.loads((DATA / "launch_lines.json").read_text())

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from envguard.flags import catalog
 from envguard.flags.catalog import Catalog, Option
-from envguard.flags.commandline import parse
-from envguard.render.values import render
+from envguard.flags.converters import as_text
+from envguard.flags.preprocess import parse
 
 CATALOGS = [catalog.load(s, v) for s in ("sglang", "vllm") for v in catalog.available(s)]
 words = st.text(alphabet=string.ascii_letters + string.digits + "/._", min_size=1, max_size=12)
@@ -69,14 +69,14 @@ def canonical(parsed: Any, cat: Catalog) -> list[str]:
     for dest, flag in parsed.non_default().items():
         option = cat.by_string[flag.option] if flag.option else cat.by_dest[dest]
         if not option.strings:
-            argv.insert(0, render(flag.value))
+            argv.insert(0, as_text(flag.value))
         elif option.kind == "negatable":
             positive = [s for s in option.strings if s not in option.negative]
             argv.append(positive[0] if flag.value else sorted(option.negative)[0])
         elif option.kind in ("switch", "const"):
             argv.append(option.long_name)
         else:
-            argv += [option.long_name, render(flag.value)]
+            argv += [option.long_name, as_text(flag.value)]
     return argv
 
 

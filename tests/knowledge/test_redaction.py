@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from envguard.flags.argv import ServerRejects, build_parser
 from envguard.flags.catalog import Catalog, load
+from envguard.flags.parser import ServerRejects, build_parser
 from envguard.knowledge.redaction import (
     EXACT_PREFIX_OPTIONS,
     HIDDEN,

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from envguard.flags.argv import ParsedCommandLine
 from envguard.flags.catalog import Catalog, choose_version, load
-from envguard.flags.entrypoint import LaunchCommand, recognise
+from envguard.flags.parser import ParsedCommandLine
+from envguard.flags.recognise import LaunchCommand, recognise
 from envguard.probes.process import ProcessSnapshot
 from envguard.probes.server_version import InstalledVersion, installed_version
 
@@ -37,7 +37,7 @@ def observe_launch(
 ) -> LaunchObservation:
     """Parse the launcher's command line. `version` (from the profile) wins over the
     version installed where the server runs."""
-    from envguard.flags.commandline import parse
+    from envguard.flags.preprocess import parse
 
     launch = recognise(snap.cmdline)
     if launch is None:

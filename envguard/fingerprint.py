@@ -27,8 +27,8 @@ from envguard.knowledge.redaction import REDACTED, is_secret_option, recorded, r
 from envguard.knowledge.tuning import in_tuning_namespace
 
 if TYPE_CHECKING:
-    from envguard.commands.check import CheckReport
-    from envguard.flags.argv import ParsedCommandLine
+    from envguard.evaluation.report import CheckReport
+    from envguard.flags.parser import ParsedCommandLine
 
 NOT_SETUP_FLAGS = frozenset({"host", "port"})
 NOT_SETUP_ENV = frozenset({servers.SPT_NOENV})

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from envguard.flags.catalog import Catalog, Option, choose_version, load
-from envguard.flags.converters import converter
+from envguard.flags.converters import as_text, converter
 from envguard.profile.schema import FlagRule, FlagValue, ServerSection
-from envguard.render.values import render
 
 
 class FlagSpecError(ValueError):
@@ -43,14 +42,14 @@ class Expectation:
 
     def describe(self) -> str:
         if not self.is_rule:
-            return render(self.value)
+            return as_text(self.value)
         parts = []
         if self.one_of is not None:
-            parts.append("one of " + ", ".join(render(v) for v in self.one_of))
+            parts.append("one of " + ", ".join(as_text(v) for v in self.one_of))
         if self.minimum is not None:
-            parts.append(f">= {render(self.minimum)}")
+            parts.append(f">= {as_text(self.minimum)}")
         if self.maximum is not None:
-            parts.append(f"<= {render(self.maximum)}")
+            parts.append(f"<= {as_text(self.maximum)}")
         return " and ".join(parts)
 
 
@@ -134,8 +133,8 @@ def _typed_one(option: Option, value: Any) -> Any:
     elif option.type == "str" and not isinstance(value, str):
         value = str(value)
     if option.choices is not None and value not in option.choices:
-        shown = ", ".join(render(c) for c in option.choices)
-        raise FlagSpecError(f"{option.long_name}: {render(value)!r} is not one of {shown}")
+        shown = ", ".join(as_text(c) for c in option.choices)
+        raise FlagSpecError(f"{option.long_name}: {as_text(value)!r} is not one of {shown}")
     return value
 
 

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
 
-from envguard.flags.argv import Origin, ParsedCommandLine, ServerRejects, parse_tokens
 from envguard.flags.catalog import Catalog
+from envguard.flags.parser import Origin, ParsedCommandLine, ServerRejects, parse_tokens
 from envguard.knowledge.redaction import redact_text
 
 # Reads a file as the server process would see it (its root and cwd); raises OSError.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard.flags.entrypoint import LaunchCommand, recognise, split_user_argv
+from envguard.flags.recognise import LaunchCommand, recognise, split_user_argv
 from envguard.probes.server_version import installed_version
 
 

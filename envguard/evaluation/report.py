@@ -1,0 +1,37 @@
+"""The result of one check: what was looked at, what was found, and the verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from envguard.errors import ExitCode
+from envguard.evaluation.findings import Finding, Verdict, verdict
+from envguard.probes.observe import ProcessObservation
+from envguard.probes.target import Target
+from envguard.profile.loader import LoadedProfile
+
+if TYPE_CHECKING:  # flags machinery (argparse, catalogs) loads only for profiles with flags
+    from envguard.probes.launch_line import LaunchObservation
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The result of one check: what was looked at, what was found, the verdict."""
+
+    profile: LoadedProfile
+    target: Target
+    server_pids: tuple[int, ...]
+    processes: tuple[ProcessObservation, ...]
+    findings: tuple[Finding, ...]
+    launches: tuple[LaunchObservation, ...] = ()  # when the profile has server flags
+
+    @property
+    def verdict(self) -> Verdict:
+        return verdict(list(self.findings))
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return {"ok": ExitCode.OK, "drift": ExitCode.DRIFT, "unverifiable": ExitCode.UNVERIFIABLE}[
+            self.verdict
+        ]
