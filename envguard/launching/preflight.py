@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from envguard.evaluation.findings import Finding
@@ -37,12 +37,7 @@ def preflight(
 ) -> Preflight:
     from envguard.evaluation.check import evaluate
     from envguard.probes.ncclconf import config_files
-    from envguard.probes.observe import (
-        Observation,
-        ProcessObservation,
-        effective_settings,
-        find_env_plugin,
-    )
+    from envguard.probes.observe import Observation, observe_process
     from envguard.probes.process import ProcessSnapshot
 
     cwd = cwd or str(Path.cwd())
@@ -83,8 +78,7 @@ def preflight(
         environ_state="ok",
         cwd=cwd,
     )
-    effective = effective_settings(built.environ, files)
-    proc = ProcessObservation(snap, effective, files, find_env_plugin(snap, root, effective))
+    proc = observe_process(snap, root, files)
     findings += [
         dataclasses.replace(f, pid=None)
         for f in evaluate(profile, Observation(0, (proc,), ()))
@@ -112,37 +106,15 @@ def _flags(
         host, port = parts.hostname, parts.port
     if server.kind == "generic":
         return None, host, port
-    from envguard.flags.catalog import choose_version, load
-    from envguard.flags.preprocess import parse
-    from envguard.flags.recognise import recognise
-    from envguard.probes.server_version import installed_version
+    from envguard.probes.launch_line import listen_address, read_launch_line
 
-    launch = recognise(command)
-    from envguard.probes.launch_line import LaunchObservation
-
-    if launch is None:
-        if server.flags or server.forbidden_flags:
-            return LaunchObservation(None, None), host, port
-        return None, host, port
-    installed = installed_version(launch.server, None, Path("/"), launch.interpreter, cwd, environ)
-    chosen, note = choose_version(
-        launch.server, server.version or (installed.version if installed else None)
+    observed = read_launch_line(
+        command, pid=None, root=Path("/"), cwd=cwd, environ=environ, version=server.version
     )
-    catalog = load(launch.server, chosen)
-
-    def read(path: str) -> str:
-        full = PurePosixPath(path) if path.startswith("/") else PurePosixPath(cwd) / path
-        return Path(str(full)).read_text()
-
-    parsed = parse(catalog, list(launch.args), read, subcommand=launch.subcommand)
-    if parsed.ok:
-        given_port = parsed.values.get("port")
-        given_host = parsed.values.get("host")
-        port = given_port.value if given_port and isinstance(given_port.value, int) else port
-        host = given_host.value if given_host and isinstance(given_host.value, str) else host
-    observed = LaunchObservation(None, launch, catalog, installed, note, parsed)
-    return (
-        (observed if server.flags or server.forbidden_flags or not parsed.ok else None),
-        host,
-        port,
-    )
+    checks_flags = bool(server.flags or server.forbidden_flags)
+    if observed.launch is None:
+        return (observed if checks_flags else None), host, port
+    given_host, given_port = listen_address(observed.parsed)
+    host, port = given_host or host, given_port or port
+    parsed_ok = observed.parsed is not None and observed.parsed.ok
+    return (observed if checks_flags or not parsed_ok else None), host, port

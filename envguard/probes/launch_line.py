@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -28,24 +30,25 @@ class LaunchObservation:
     server_info_state: ServerInfoState = "not tried"
 
 
-def observe_launch(
-    snap: ProcessSnapshot,
+def read_launch_line(
+    cmdline: Sequence[str],
     *,
+    pid: int | None,
+    root: Path,
+    cwd: str | None,
+    environ: dict[str, str] | None,
     version: str | None,
-    config_root: Path | None = None,
-    server_info: bool = True,
 ) -> LaunchObservation:
-    """Parse the launcher's command line. `version` (from the profile) wins over the
-    version installed where the server runs."""
+    """Read a launch command the way its server will: recognise the entry point, find the
+    installed server version (`version`, from the profile, wins), choose its flag catalog,
+    and parse the arguments, reading a --config file as the server would (under `root`,
+    relative to `cwd`). The one sequence for a live launcher and a command not yet started."""
     from envguard.flags.preprocess import parse
 
-    launch = recognise(snap.cmdline)
+    launch = recognise(tuple(cmdline))
     if launch is None:
-        return LaunchObservation(snap.pid, None)
-    root = config_root or Path(f"/proc/{snap.pid}/root")
-    installed = installed_version(
-        launch.server, snap.pid, root, launch.interpreter, snap.cwd, snap.environ
-    )
+        return LaunchObservation(pid, None)
+    installed = installed_version(launch.server, pid, root, launch.interpreter, cwd, environ)
     wanted = version or (installed.version if installed else None)
     chosen, note = choose_version(launch.server, wanted)
     catalog = load(launch.server, chosen)
@@ -53,16 +56,41 @@ def observe_launch(
     def read(path: str) -> str:
         full = PurePosixPath(path)
         if not full.is_absolute():
-            full = PurePosixPath(snap.cwd or "/") / full
+            full = PurePosixPath(cwd or "/") / full
         return (root / str(full).lstrip("/")).read_text()
 
     parsed = parse(catalog, list(launch.args), read, subcommand=launch.subcommand)
-    info, state = None, "not tried"
-    port = parsed.values.get("port")
-    if server_info and parsed.ok and port is not None and isinstance(port.value, int):
-        from envguard.probes import server_info as info_probe
+    return LaunchObservation(pid, launch, catalog, installed, note, parsed)
 
-        host = parsed.values.get("host")
-        info = info_probe.fetch(host.value if host else None, port.value)
-        state = "reachable" if info is not None else "unreachable"
-    return LaunchObservation(snap.pid, launch, catalog, installed, note, parsed, info, state)  # type: ignore[arg-type]
+
+def listen_address(parsed: ParsedCommandLine | None) -> tuple[str | None, int | None]:
+    """The --host and --port the server will listen on, as it parsed them."""
+    if parsed is None or not parsed.ok:
+        return None, None
+    host, port = parsed.values.get("host"), parsed.values.get("port")
+    return (
+        host.value if host and isinstance(host.value, str) else None,
+        port.value if port and isinstance(port.value, int) else None,
+    )
+
+
+def observe_launch(
+    snap: ProcessSnapshot,
+    *,
+    version: str | None,
+    config_root: Path | None = None,
+    server_info: bool = True,
+) -> LaunchObservation:
+    """Read a live launcher's command line, and (`server_info`) ask the server itself."""
+    root = config_root or Path(f"/proc/{snap.pid}/root")
+    observed = read_launch_line(
+        snap.cmdline, pid=snap.pid, root=root, cwd=snap.cwd, environ=snap.environ, version=version
+    )
+    host, port = listen_address(observed.parsed)
+    if not server_info or port is None:
+        return observed
+    from envguard.probes import server_info as info_probe
+
+    info = info_probe.fetch(host, port)
+    state: ServerInfoState = "reachable" if info is not None else "unreachable"
+    return dataclasses.replace(observed, server_info=info, server_info_state=state)

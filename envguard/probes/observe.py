@@ -70,12 +70,18 @@ def observe(pid: int, *, config_root: Path | None = None) -> Observation:
         )
         if key not in files_seen:
             files_seen[key] = tuple(config_files(root, snap.uid, snap.environ, snap.cwd))
-        files = files_seen[key]
-        effective = effective_settings(snap.environ, files) if snap.environ is not None else None
-        processes.append(
-            ProcessObservation(snap, effective, files, find_env_plugin(snap, root, effective))
-        )
+        processes.append(observe_process(snap, root, files_seen[key]))
     return Observation(pid, tuple(processes), tuple(vanished))
+
+
+def observe_process(
+    snap: ProcessSnapshot, root: Path, files: tuple[ConfigFile, ...]
+) -> ProcessObservation:
+    """One process as NCCL will see it: its environment, completed by the config files it
+    reads, and whether an environment plugin hides the rest. (Also used for a command not
+    started yet: envguard launch's preflight.)"""
+    effective = effective_settings(snap.environ, files) if snap.environ is not None else None
+    return ProcessObservation(snap, effective, files, find_env_plugin(snap, root, effective))
 
 
 def _root_identity(pid: int) -> str:
