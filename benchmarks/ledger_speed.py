@@ -21,8 +21,8 @@ from pathlib import Path
 
 from _common import compile_envguard, timed
 
+from envguard.evaluation.results import compare
 from envguard.fingerprint import fingerprint
-from envguard.ledger.compare import compare
 from envguard.ledger.store import Ledger
 
 

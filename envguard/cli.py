@@ -42,8 +42,9 @@ class EnvguardGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
+        """The one place envguard exits: a command returns its exit code or raises."""
         try:
-            return super().invoke(ctx)
+            code = super().invoke(ctx)
         except EnvguardError as exc:
             from envguard.knowledge.redaction import redact_value
 
@@ -53,6 +54,9 @@ class EnvguardGroup(click.Group):
             if exc.hint:
                 click.echo(f"hint: {redact_value(exc.hint)}", err=True)
             ctx.exit(int(exc.exit_code))
+        if isinstance(code, int) and code:
+            ctx.exit(code)
+        return code
 
 
 @click.group(

@@ -33,6 +33,13 @@ class UsageError(EnvguardError):
     exit_code = ExitCode.USAGE
 
 
+class Refused(EnvguardError):
+    """envguard will not do it: start a server that contradicts its profile, benchmark a
+    drifted server, signal a process it did not start (exit 1, as drift is)."""
+
+    exit_code = ExitCode.DRIFT
+
+
 class ProfileError(EnvguardError):
     """A profile that cannot be read, parsed or validated."""
 

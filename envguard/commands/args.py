@@ -3,45 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
 
 import click
 
 from envguard.errors import ExitCode
-
-if TYPE_CHECKING:
-    from envguard.flags.parser import ParsedCommandLine
-
-
-def read_args(
-    server: str, argv: list[str], version: str | None = None
-) -> tuple[ParsedCommandLine, str | None]:
-    """Parse `argv` (server arguments, or a whole launch line) with the catalog for
-    `version` (newest when None); return the parse and a note when the catalog is not exact.
-    A --config file is read relative to the current directory."""
-    from envguard.flags.catalog import choose_version, load
-    from envguard.flags.preprocess import parse
-    from envguard.flags.recognise import split_user_argv
-
-    chosen, note = choose_version(server, version)
-    args, subcommand = split_user_argv(server, argv)  # type: ignore[arg-type]
-    return parse(load(server, chosen), args, subcommand=subcommand), note
-
-
-def args_dict(parsed: ParsedCommandLine, *, every: bool) -> dict[str, Any]:
-    from envguard.evaluation.flags import value_for_display
-
-    shown = parsed.values if every else parsed.non_default()
-    return {
-        "ok": parsed.ok,
-        "error": parsed.error,
-        "values": {d: value_for_display(d, f.value) for d, f in shown.items()},
-        "server": parsed.catalog.server,
-        "catalog": parsed.catalog.version,
-        "spellings": {d: f.spelling for d, f in shown.items() if f.spelling},
-        "sources": {d: f.origin for d, f in shown.items()},
-        "notes": list(parsed.notes),
-    }
 
 
 @click.command("args", context_settings={"ignore_unknown_options": True})
@@ -52,7 +17,7 @@ def args_dict(parsed: ParsedCommandLine, *, every: bool) -> dict[str, Any]:
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED, required=True)
 def args_command(
     server: str, version: str | None, as_json: bool, every: bool, argv: tuple[str, ...]
-) -> None:
+) -> int:
     """Show how the server parses a command line: each destination, its typed value, the
     spelling used and where it came from (command line, --config file, default).
 
@@ -64,6 +29,8 @@ def args_command(
     """
     from envguard.evaluation.flags import value_for_display
     from envguard.flags.converters import as_text
+    from envguard.flags.preprocess import read_args
+    from envguard.render.flags import args_dict
 
     parsed, note = read_args(server, list(argv), version)
     if version is None:
@@ -88,4 +55,5 @@ def args_command(
         for line in parsed.notes:
             click.echo(f"  note: {line}")
     if not parsed.ok:
-        click.get_current_context().exit(int(ExitCode.DRIFT))
+        return int(ExitCode.DRIFT)
+    return int(ExitCode.OK)

@@ -37,7 +37,7 @@ def check_command(
     as_json: bool,
     quiet: bool,
     config_root: Path | None,
-) -> None:
+) -> int:
     """Verify a live server against a profile.
 
     Reads the environment of the server and of every worker process, the NCCL config
@@ -60,7 +60,7 @@ def check_command(
         from envguard.render.text import check_text
 
         click.echo(check_text(report, quiet=quiet), color=_color())
-    click.get_current_context().exit(int(report.exit_code))
+    return int(report.exit_code)
 
 
 def _color() -> bool | None:

@@ -41,7 +41,7 @@ def _start_standin(environ: dict[str, str]) -> subprocess.Popen[str]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="The profile to demonstrate.",
 )
-def demo_command(profile_path: Path) -> None:
+def demo_command(profile_path: Path) -> int:
     """Start a stand-in server with the profile's environment and check it (passes), then
     restart it the way the seed story's server was, tuning lost, and check again (drift)."""
     from envguard.checking import check
@@ -73,6 +73,6 @@ def demo_command(profile_path: Path) -> None:
         codes.append(report.exit_code)
     if codes == [ExitCode.OK, ExitCode.DRIFT]:
         click.echo("The first check passed (exit 0), the second found the drift (exit 1).")
-        return
+        return 0
     click.echo(f"unexpected exit codes {[int(c) for c in codes]}: expected [0, 1]", err=True)
-    click.get_current_context().exit(int(ExitCode.DRIFT))
+    return int(ExitCode.DRIFT)

@@ -61,7 +61,7 @@ def launch_command(
     force: bool,
     print_systemd: bool,
     command: tuple[str, ...],
-) -> None:
+) -> int:
     """Start a server with its profile's environment - the replacement for `nohup ... &`.
 
     Injects the profile's values (and SPT_NOENV=1 so workers stay verifiable), refuses a
@@ -88,7 +88,7 @@ def launch_command(
         if pre.findings:  # a unit for a command the profile contradicts: same rule as launch
             refuse_or_force(loaded, pre, force, echo)
         click.echo(unit(loaded, pre, Path.cwd()), nl=False)
-        return
+        return 0
     options = LaunchOptions(detach, log, pid_file, health_url, timeout, clean_env, force)
     code = launch(profile_path, list(command), options, echo)
-    click.get_current_context().exit(code)
+    return code

@@ -4,35 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from envguard.errors import EnvguardError, ExitCode
+from envguard.errors import ExitCode
+from envguard.render.ledger import comparison_text, metrics_text, record_dict, short_fingerprint
 
 if TYPE_CHECKING:
-    from envguard.ledger.compare import Comparison
-    from envguard.ledger.store import Ledger, Record
+    from envguard.ledger.store import Ledger
 
 
 def _open(path: Path | None) -> Ledger:
     from envguard.ledger.store import Ledger
 
     return Ledger.open(path, create=False)
-
-
-def _record_dict(record: Record) -> dict[str, Any]:
-    import dataclasses
-
-    return dataclasses.asdict(record)
-
-
-def _short(fingerprint: str | None) -> str:
-    return (fingerprint or "-").removeprefix("sha256:")[:12]
-
-
-def _metrics_text(metrics: dict[str, float], most: int = 3) -> str:
-    return ", ".join(f"{k}={v:g}" for k, v in list(metrics.items())[:most])
 
 
 ledger_option = click.option(
@@ -69,12 +55,12 @@ def list_command(
         ledger.select(profile=profile, fingerprint=fingerprint, verdict=verdict, limit=limit)
     )
     if as_json:
-        click.echo(json.dumps([_record_dict(r) for r in records], indent=2))
+        click.echo(json.dumps([record_dict(r) for r in records], indent=2))
         return
     for r in records:
         click.echo(
-            f"#{r.id:<6} {r.created_at}  {r.label:<28} {_short(r.fingerprint)}  "
-            f"{r.verdict:<7}  {_metrics_text(r.metrics) or '; '.join(r.reasons)[:60]}"
+            f"#{r.id:<6} {r.created_at}  {r.label:<28} {short_fingerprint(r.fingerprint)}  "
+            f"{r.verdict:<7}  {metrics_text(r.metrics) or '; '.join(r.reasons)[:60]}"
         )
 
 
@@ -83,7 +69,7 @@ def list_command(
 @click.argument("record_id", type=int)
 def show_command(ledger_path: Path | None, record_id: int) -> None:
     """One record, whole (JSON)."""
-    click.echo(json.dumps(_record_dict(_open(ledger_path).get(record_id)), indent=2))
+    click.echo(json.dumps(record_dict(_open(ledger_path).get(record_id)), indent=2))
 
 
 @ledger_group.command("export")
@@ -99,7 +85,7 @@ def export_command(
     """Every record (oldest first) as JSON or CSV, for spreadsheets and notebooks."""
     records = list(_open(ledger_path).select(profile=profile, verdict=verdict))[::-1]
     if fmt == "json":
-        click.echo(json.dumps([_record_dict(r) for r in records], indent=2))
+        click.echo(json.dumps([record_dict(r) for r in records], indent=2))
         return
     import csv
     import sys
@@ -121,61 +107,13 @@ def export_command(
     writer = csv.DictWriter(sys.stdout, columns, lineterminator="\n")
     writer.writeheader()
     for record in records:
-        row = _record_dict(record)
+        row = record_dict(record)
         writer.writerow(
             {
                 c: json.dumps(row[c]) if isinstance(row[c], dict | list | tuple) else row[c]
                 for c in columns
             }
         )
-
-
-def resolve_pair(
-    ledger: Ledger, first: int | None, second: int, baseline: str | None
-) -> tuple[Record, Record]:
-    after = ledger.get(second)
-    if baseline == "latest":
-        candidates = ledger.select(
-            profile=after.profile_name, verdict="valid", limit=1, before=after.id
-        )
-        found = next(iter(candidates), None)
-        if found is None:
-            raise EnvguardError(
-                f"no valid record of {after.profile_name} before #{second}",
-                hint="record a baseline with `envguard bench` first",
-            )
-        return found, after
-    if first is None:
-        raise click.UsageError("give two records (A B), or --baseline latest B")
-    return ledger.get(first), after
-
-
-def comparison_text(result: Comparison) -> list[str]:
-    from envguard.flags.converters import as_text
-    from envguard.ledger.compare import MISSING
-
-    a, b = result.before, result.after
-    lines = [
-        f"compare #{a.id} ({a.label}, {_short(a.fingerprint)}) -> #{b.id} ({b.label}, "
-        f"{_short(b.fingerprint)})"
-    ]
-    if not result.differences:
-        lines.append("  setup: identical" if a.fingerprint == b.fingerprint else "  setup: -")
-    for d in result.differences:
-        old = d.before if d.before == MISSING else as_text(d.before)
-        new = d.after if d.after == MISSING else as_text(d.after)
-        lines.append(f"  setup: {d.name}: {old} -> {new}{'  (varied)' if d.varied else ''}")
-    lines.append("  metrics:")
-    width = max((len(m.name) for m in result.metrics), default=0)
-    for m in result.metrics:
-        if m.delta is None:
-            old = "absent" if m.before is None else f"{m.before:g}"
-            new = "absent" if m.after is None else f"{m.after:g}"
-            lines.append(f"    {m.name:<{width}}  {old} -> {new}")
-            continue
-        percent = f" ({m.percent:+.1f}%)" if m.percent is not None else ""
-        lines.append(f"    {m.name:<{width}}  {m.before:g} -> {m.after:g}  {m.delta:+g}{percent}")
-    return lines
 
 
 @ledger_group.command("compare")
@@ -199,10 +137,11 @@ def compare_command(
     vary: tuple[str, ...],
     baseline: str | None,
     as_json: bool,
-) -> None:
+) -> int:
     """Metric deltas of B against A, and the setup diff; refuses (exit 1) when either is not
     a valid result or the setups differ in anything --vary does not name."""
-    from envguard.ledger.compare import compare
+    from envguard.evaluation.results import compare
+    from envguard.ledger.store import resolve_pair
 
     if len(records) > 2 or (len(records) == 1 and baseline is None):
         raise click.UsageError("give two records (A B), or --baseline latest B")
@@ -248,4 +187,5 @@ def compare_command(
         for refusal in result.refusals:
             click.echo(f"refused: {refusal}", err=True)
     if not result.comparable:
-        click.get_current_context().exit(int(ExitCode.DRIFT))
+        return int(ExitCode.DRIFT)
+    return int(ExitCode.OK)

@@ -343,3 +343,17 @@ def _merge(original: dict[str, Any], update: dict[str, Any]) -> None:
             original[key] += value
         else:
             original[key] = value
+
+
+def read_args(
+    server: str, argv: list[str], version: str | None = None
+) -> tuple[ParsedCommandLine, str | None]:
+    """Parse `argv` (server arguments, or a whole launch line) with the catalog for
+    `version` (newest when None); return the parse and a note when the catalog is not exact.
+    A --config file is read relative to the current directory."""
+    from envguard.flags.catalog import choose_version, load
+    from envguard.flags.recognise import split_user_argv
+
+    chosen, note = choose_version(server, version)
+    args, subcommand = split_user_argv(server, argv)  # type: ignore[arg-type]
+    return parse(load(server, chosen), args, subcommand=subcommand), note

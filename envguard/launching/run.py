@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from envguard.errors import EnvguardError, ExitCode, UsageError
+from envguard.errors import EnvguardError, ExitCode, Refused, UsageError
 from envguard.launching import pidfile
 from envguard.launching.report import Echo, findings_text, redacted, report_preflight
 
@@ -24,12 +24,6 @@ if TYPE_CHECKING:
     from envguard.profile.loader import LoadedProfile
 
 DEFAULT_TIMEOUT = 30 * 60  # Kimi-K2.5 on 8 GPUs took 15 minutes to load (shared/seeds/)
-
-
-class Refused(EnvguardError):
-    """envguard will not start the server (exit 1)."""
-
-    exit_code = ExitCode.DRIFT
 
 
 class LaunchOptions(NamedTuple):

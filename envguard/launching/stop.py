@@ -13,16 +13,10 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from envguard.errors import EnvguardError, ExitCode
+from envguard.errors import Refused
 from envguard.launching import pidfile
 
 PF_KTHREAD = 0x00200000  # include/linux/sched.h: the process is a kernel thread
-
-
-class Refused(EnvguardError):
-    """envguard will not signal that process (exit 1)."""
-
-    exit_code = ExitCode.DRIFT
 
 
 class Stopped(NamedTuple):

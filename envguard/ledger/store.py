@@ -12,39 +12,17 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from envguard.errors import EnvguardError
-
-Verdict = Literal["valid", "refused"]
+from envguard.errors import EnvguardError, UsageError
+from envguard.evaluation.results import Record
 
 LEDGER_ENV = "ENVGUARD_LEDGER"
 
 
 class LedgerError(EnvguardError):
     """The ledger cannot be opened, read or written."""
-
-
-@dataclass(frozen=True)
-class Record:
-    id: int | None
-    created_at: str  # ISO 8601, UTC
-    host: str
-    profile_name: str
-    profile_version: int
-    profile_digest: str
-    fingerprint: str | None
-    verdict: Verdict
-    reasons: tuple[str, ...]
-    command: tuple[str, ...]  # redacted
-    metrics: dict[str, float]
-    setup: dict[str, Any] | None  # redacted, normalised (see envguard.fingerprint)
-
-    @property
-    def label(self) -> str:
-        return f"{self.profile_name}@{self.profile_version}"
 
 
 # Schema history: entry i upgrades user_version i to i + 1, inside one transaction.
@@ -365,3 +343,27 @@ def _looks_like_ledger(db: sqlite3.Connection) -> bool:
         return False
     columns = tuple(row[1] for row in db.execute("PRAGMA table_info(records)"))
     return columns == _COLUMNS
+
+
+def resolve_pair(
+    ledger: Ledger, first: int | None, second: int, baseline: str | None
+) -> tuple[Record, Record]:
+    """Records A and B of `ledger compare A B` (A is the latest valid record of B's profile
+    before B with `--baseline latest`)."""
+    after = ledger.get(second)
+    if baseline == "latest":
+        candidates = ledger.select(
+            profile=after.profile_name, verdict="valid", limit=1, before=after.id
+        )
+        found = next(iter(candidates), None)
+        if found is None:
+            raise LedgerError(
+                f"no valid record of {after.profile_name} before #{second}",
+                hint="record a baseline with `envguard bench` first",
+            )
+        return found, after
+    if first is None:
+        raise UsageError(
+            "give two records (A B), or --baseline latest B", hint="envguard ledger compare --help"
+        )
+    return ledger.get(first), after

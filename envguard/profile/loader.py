@@ -204,3 +204,23 @@ def _merge(
         else:
             merged[key] = value
     return merged
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    path: str
+    label: str | None  # name@version when valid
+    problems: tuple[str, ...]
+
+
+def validate(paths: list[str]) -> list[ValidationResult]:
+    """Validate every file fully (no cache); one result per file, every problem in it."""
+    results = []
+    for path in paths:
+        try:
+            loaded = load_profile(path, use_cache=False)
+        except ProfileError as exc:
+            results.append(ValidationResult(path, None, tuple(exc.message.splitlines())))
+        else:
+            results.append(ValidationResult(path, loaded.label, ()))
+    return results

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from envguard.evaluation.results import Record
 from envguard.fingerprint import fingerprint
-from envguard.ledger.store import Record
 
 BASE_SETUP: dict[str, Any] = {
     "env": {"NCCL_PROTO": "LL", "NCCL_ALGO": "Ring", "NCCL_BUFFSIZE": 16777216},

@@ -8,9 +8,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from envguard.commands.profile import resolved_toml
 from envguard.profile.loader import load_profile
 from envguard.profile.schema import SCHEMA_VERSION, EnvSection, Profile, ServerSection, ValueRule
+from envguard.render.profile import resolved_toml, without_defaults
 
 names = st.from_regex(r"\A(SGLANG|VLLM|MY)_[A-Z][A-Z0-9_]{0,12}\Z")
 values = st.text(alphabet=string.printable.replace("\x0b", "").replace("\x0c", ""), max_size=20)
@@ -50,9 +50,7 @@ def test_resolved_toml_loads_back_to_the_same_profile(tmp_path: Path, profile: P
 
     source = tmp_path / "in.toml"
     data = dataclasses.asdict(profile)
-    from envguard.commands.profile import _without_defaults
-
-    source.write_text(tomli_w.dumps(_without_defaults(data)))
+    source.write_text(tomli_w.dumps(without_defaults(data)))
     again = tmp_path / "out.toml"
     again.write_text(resolved_toml(str(source)))
     assert load_profile(again, use_cache=False).profile == profile

@@ -1,5 +1,6 @@
-"""Compare two ledger records: metric deltas, and the setup diff (deepdiff) that decides
-whether the comparison means anything.
+"""Benchmark results as recorded, and whether two of them may be compared: metric deltas,
+and the setup diff (deepdiff) that decides whether the comparison means anything. Pure: the
+SQLite file that keeps records is envguard.ledger.store.
 
 Two results are comparable only when both are valid and their setups differ in nothing but
 what the user names as the experiment (`--vary NCCL_ALGO`). The seed story compared a
@@ -10,9 +11,29 @@ slower once the baseline was re-measured.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from envguard.ledger.store import Record
+Verdict = Literal["valid", "refused"]
+
+
+@dataclass(frozen=True)
+class Record:
+    id: int | None
+    created_at: str  # ISO 8601, UTC
+    host: str
+    profile_name: str
+    profile_version: int
+    profile_digest: str
+    fingerprint: str | None
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    command: tuple[str, ...]  # redacted
+    metrics: dict[str, float]
+    setup: dict[str, Any] | None  # redacted, normalised (see envguard.fingerprint)
+
+    @property
+    def label(self) -> str:
+        return f"{self.profile_name}@{self.profile_version}"
 
 
 @dataclass(frozen=True)

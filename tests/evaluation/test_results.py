@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from envguard.ledger.compare import MISSING, MetricDelta, SetupDifference, compare
+from envguard.evaluation.results import MISSING, MetricDelta, SetupDifference, compare
 from tests.ledger.builders import record, varied
 
 
