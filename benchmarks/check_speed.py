@@ -20,9 +20,9 @@ from pathlib import Path
 
 from _common import compile_envguard, envguard_command, timed
 
-from envguard.testing.seed import SEED_LAUNCH
-from envguard.testing.seed import TUNED_NCCL as TUNED
 from envguard.testing.standin import wait_ready
+from envguard.testing.tuned import TUNED_LAUNCH
+from envguard.testing.tuned import TUNED_NCCL as TUNED
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILE = REPO / "profiles" / "demo.toml"
@@ -44,9 +44,9 @@ def main() -> None:
     )
     assert server.stdout is not None
     pid = wait_ready(server.stdout)
-    # The seed's launch line as a real process (tests/data/fake_site), for the flags path.
+    # The tuned launch line as a real process (tests/data/fake_site), for the flags path.
     launch = subprocess.Popen(
-        [sys.executable, "-m", "sglang.launch_server", *SEED_LAUNCH],
+        [sys.executable, "-m", "sglang.launch_server", *TUNED_LAUNCH],
         env={
             "PATH": os.environ.get("PATH", ""),
             "SPT_NOENV": "1",

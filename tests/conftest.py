@@ -16,8 +16,8 @@ from click.testing import CliRunner
 REPO = Path(__file__).resolve().parent.parent
 PROFILES = REPO / "profiles"
 
-from envguard.testing.seed import TUNED_NCCL as TUNED  # noqa: E402
 from envguard.testing.standin import wait_ready  # noqa: E402
+from envguard.testing.tuned import TUNED_NCCL as TUNED  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

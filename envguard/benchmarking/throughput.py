@@ -1,4 +1,4 @@
-"""The built-in throughput probe: what the seed story's benchmark script measured.
+"""The built-in throughput probe: how the 88.8 and 62.9 tok/s in the README were measured.
 
 One request at a time, `max_tokens` tokens each, against an OpenAI-compatible
 /v1/completions (SGLang and vLLM) or SGLang's native /generate; per-run and overall tok/s.

@@ -70,7 +70,7 @@ def launch_command(
 
     \b
     envguard launch -p profiles/kimi-k2.5-int4-tp8.toml --detach -- \\
-        python3 -m sglang.launch_server --model-path /shared/kimi-k2.5-int4 --tp 8 ...
+        python3 -m sglang.launch_server --model-path /models/kimi-k2.5-int4 --tp 8 ...
     """
     from envguard.launching.run import launch
 

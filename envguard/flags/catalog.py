@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from envguard.errors import EnvguardError
+from envguard.knowledge.servers import ServerKind
 
 CATALOGS = Path(__file__).resolve().parent / "catalogs"
 
-ServerKind = Literal["sglang", "vllm"]
 OptionKind = Literal["value", "switch", "const", "negatable", "append", "count", "help", "rejects"]
 
 

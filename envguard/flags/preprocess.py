@@ -3,7 +3,7 @@
 SGLang (prepare_server_args in sglang/srt/server_args.py, 0.5.10+): a literal `--config
 FILE` token pair is replaced by the YAML file's values, put *before* the rest, so the
 command line wins (CLI > YAML > defaults). `--config=FILE` is not that token, so the server
-silently ignores it (shared/reference/servers.md).
+silently ignores it (docs/servers.md).
 
 vLLM (FlexibleArgumentParser.parse_args in vllm/utils/argparse_utils.py, 0.33.0): for
 `serve`, `--model X` moves to the positional; `--config FILE` is pulled in after the model;

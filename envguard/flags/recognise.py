@@ -1,6 +1,6 @@
 """Recognise a server launch in a process command line, and find the server's arguments.
 
-Forms (shared/reference/servers.md): `python -m sglang.launch_server ARGS`, `sglang serve
+Forms (docs/servers.md): `python -m sglang.launch_server ARGS`, `sglang serve
 ARGS`, `vllm serve [MODEL] ARGS`, `python -m vllm.entrypoints.openai.api_server ARGS`.
 Console scripts run through their interpreter, so the kernel shows `python .../bin/vllm serve`.
 """
@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Literal
 
-ServerKind = Literal["sglang", "vllm"]
+from envguard.knowledge.servers import ServerKind
 
 _PYTHON = re.compile(r"python[0-9.]*$")
 # Interpreter options that take a separate value.

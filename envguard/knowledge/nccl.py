@@ -1,6 +1,6 @@
 """NCCL's variables and how NCCL itself parses their values.
 
-Every rule here is a fact from shared/reference/nccl.md (NVIDIA/nccl v2.23-v2.30 sources,
+Every rule here is a fact from docs/nccl.md (NVIDIA/nccl v2.23-v2.30 sources,
 its environment-variable docs, one run on an H200 with NCCL 2.28.9). Do not guess past them.
 """
 

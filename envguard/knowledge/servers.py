@@ -1,8 +1,14 @@
-"""What SGLang and vLLM processes look like from outside (shared/reference/servers.md)."""
+"""What SGLang and vLLM processes look like from outside (sglang 0.5.x, vllm 0.33)."""
 
 from __future__ import annotations
 
 import re
+from typing import Literal
+
+# The servers envguard reads flags for, and what a profile may describe ("generic": any other
+# command, whose flags envguard does not read). Declared here once.
+ServerKind = Literal["sglang", "vllm"]
+ProfileKind = Literal["sglang", "vllm", "generic"]
 
 # Workers set their title with setproctitle: `sglang::scheduler_TP0`, `sglang::detokenizer`,
 # `sglang::data_parallel_controller`; vLLM `VLLM::EngineCore`, `VLLM::Worker_TP0` (the

@@ -2,7 +2,7 @@
 
 The profile's required values override the caller's; variables under strict prefixes that
 the profile does not name are dropped; forbidden ones are removed; SPT_NOENV=1 keeps the
-workers' environments readable after setproctitle (shared/reference/servers.md).
+workers' environments readable after setproctitle (docs/servers.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Wait until the server answers its health URL, it dies, or time runs out - saying what
-is happening meanwhile (big models take 15 minutes to load: shared/seeds/)."""
+is happening meanwhile (big models take many minutes to load: docs/servers.md)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from envguard.launching.supervise import Child
     from envguard.profile.loader import LoadedProfile
 
-DEFAULT_TIMEOUT = 30 * 60  # Kimi-K2.5 on 8 GPUs took 15 minutes to load (shared/seeds/)
+DEFAULT_TIMEOUT = 30 * 60  # Kimi-K2.5 on 8 GPUs took 15 minutes to load
 
 
 class LaunchOptions(NamedTuple):

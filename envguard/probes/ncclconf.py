@@ -1,6 +1,6 @@
 """The NCCL config files a process sees, read the way NCCL reads them.
 
-Facts (shared/reference/nccl.md, "How NCCL reads its settings"):
+Facts (docs/nccl.md, "How NCCL reads its settings"):
 - If NCCL_CONF_FILE is set and non-empty, that file is read instead of ~/.nccl.conf
   (home from the passwd entry in NCCL <= 2.29); then /etc/nccl.conf is always read.
 - Each line is applied with setenv(name, value, 0): never overwrites. So the process

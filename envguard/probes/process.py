@@ -2,7 +2,7 @@
 
 The environment is read as raw bytes from /proc/PID/environ because its shape matters:
 after `setproctitle` it reads back as NUL padding (or empty) rather than KEY=VALUE entries
-(shared/reference/servers.md), and that must be reported as "cannot verify", not as
+(docs/servers.md), and that must be reported as "cannot verify", not as
 "every variable is missing". psutil would hand back an empty dict for both cases.
 """
 

@@ -13,7 +13,9 @@ Format history (bump SCHEMA_VERSION and add a line when the format changes):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated
+
+from envguard.knowledge.servers import ProfileKind
 
 if TYPE_CHECKING:
     from annotated_types import Ge, Len
@@ -83,7 +85,7 @@ class ServerSection:
 
     __pydantic_config__ = _STRICT
 
-    kind: Literal["sglang", "vllm", "generic"] = "generic"
+    kind: ProfileKind = "generic"
     """sglang, vllm, or generic (any other command)."""
     version: str | None = None
     """Server version whose flag catalog applies; unset: the version the server imports."""

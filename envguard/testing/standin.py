@@ -1,6 +1,6 @@
 """A CPU-only stand-in for an SGLang server, for tests, benchmarks and `envguard demo`.
 
-Shaped like the real thing (shared/reference/servers.md): the launcher changes its own
+Shaped like the real thing (docs/servers.md): the launcher changes its own
 os.environ (SGLang 0.5.10+ sets CUDA_DEVICE_MAX_CONNECTIONS=8) and then starts workers with
 multiprocessing *spawn*; each worker calls the real `setproctitle` (sglang::scheduler_TP0,
 ..., sglang::detokenizer), which clobbers its /proc/PID/environ unless SPT_NOENV=1.

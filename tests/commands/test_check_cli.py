@@ -10,7 +10,7 @@ import psutil
 import pytest
 from click.testing import CliRunner
 
-from envguard.testing.seed import SEED_LAUNCH
+from envguard.testing.tuned import TUNED_LAUNCH
 from tests.conftest import FAKE_SITE, PROFILES, TUNED, StandIn, run_cli
 
 DEMO = str(PROFILES / "demo.toml")
@@ -50,10 +50,10 @@ def test_compliant_server_passes(runner: CliRunner, standin: Callable[..., Stand
 def test_the_seed_story_lost_tuning_is_drift(
     runner: CliRunner, standin: Callable[..., StandIn]
 ) -> None:
-    # The seed's exact launch line, restarted without the NCCL variables.
+    # The tuned launch line, restarted without the NCCL variables.
     server = standin(
         {"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1", "PYTHONPATH": str(FAKE_SITE)},
-        *SEED_LAUNCH,
+        *TUNED_LAUNCH,
         module="sglang.launch_server",
     )
     code, out, _ = run_cli(runner, "check", "-p", SEED, "--pid", str(server.pid))
@@ -65,13 +65,13 @@ def test_the_seed_story_lost_tuning_is_drift(
         for name, value in TUNED.items()
     ]
     assert out == (
-        f"envguard check: profile kimi-k2.5-int4-tp8@3 ({SEED}), pid {server.pid}, 5 processes\n"
+        f"envguard check: profile kimi-k2.5-int4-tp8@4 ({SEED}), pid {server.pid}, 5 processes\n"
         f"launch: python -m sglang.launch_server (pid {server.pid}), installed sglang 0.5.23 "
         f"({FAKE_SITE}/sglang-0.5.23.dist-info/METADATA), flags read with sglang 0.5.23; "
         "/server_info unreachable\n"
         "\n"
         f"{labels(tree(server.pid))}:\n" + "".join(block) + "\n"
-        "verdict: drift - 30 findings in 5 processes differ from kimi-k2.5-int4-tp8@3 (exit 1)\n"
+        "verdict: drift - 30 findings in 5 processes differ from kimi-k2.5-int4-tp8@4 (exit 1)\n"
     )
 
 

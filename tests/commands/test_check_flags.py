@@ -15,7 +15,7 @@ from tests.conftest import FAKE_SITE, PROFILES, StandIn, run_cli
 SEED = PROFILES / "kimi-k2.5-int4-tp8.toml"
 SEED_ARGS = [
     "--model-path",
-    "/shared/kimi-k2.5-int4",
+    "/models/kimi-k2.5-int4",
     "--trust-remote-code",
     "--host",
     "0.0.0.0",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard.testing.seed import TUNED_NCCL
+from envguard.testing.tuned import TUNED_NCCL
 from tests.conftest import FAKE_SITE, PROFILES, envguard_process
 
 DEMO = str(PROFILES / "demo.toml")
@@ -163,7 +163,7 @@ def test_refuses_a_command_that_contradicts_the_profile(envguard: Run, marker: s
         "-m",
         "sglang.launch_server",
         "--model-path",
-        "/shared/kimi-k2.5-int4",
+        "/models/kimi-k2.5-int4",
         "--trust-remote-code",
         "--tp",
         "4",
@@ -182,7 +182,7 @@ def test_refuses_a_command_that_contradicts_the_profile(envguard: Run, marker: s
     env = {"PYTHONPATH": str(FAKE_SITE), "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
     result = envguard("launch", "-p", SEED, "--detach", "--", *command, env=env)
     assert result.returncode == 1
-    assert "refusing to start: 1 findings against kimi-k2.5-int4-tp8@3" in result.stderr
+    assert "refusing to start: 1 findings against kimi-k2.5-int4-tp8@4" in result.stderr
     assert "  mismatch     --tp-size: expected 8, found '4 (as --tp)' [cmdline]" in result.stderr
     assert result.stderr.endswith(
         "envguard: the command or its environment contradicts the profile\n"
@@ -434,7 +434,7 @@ def test_an_sglang_launch_that_matches_its_profile(
         "-m",
         "sglang.launch_server",
         "--model-path",
-        "/shared/kimi-k2.5-int4",
+        "/models/kimi-k2.5-int4",
         "--trust-remote-code",
         "--tp",
         "8",

@@ -20,7 +20,7 @@ HEAD = 'schema_version = 1\nname = "{name}"\nversion = {version}\n'
 def test_seed_profile_holds_the_tuned_setup() -> None:
     loaded = load_profile(PROFILES / "kimi-k2.5-int4-tp8.toml")
     profile = loaded.profile
-    assert loaded.label == "kimi-k2.5-int4-tp8@3"
+    assert loaded.label == "kimi-k2.5-int4-tp8@4"
     assert profile.server.kind == "sglang"
     assert profile.env.required == {**TUNED, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
     assert profile.env.strict_prefixes == ("NCCL_",)

@@ -1,6 +1,6 @@
 """`python -m sglang.launch_server ARGS` for tests: the process looks like a real launch
 (its /proc/PID/cmdline holds the real flags) and runs envguard's stand-in server tree.
-It serves HTTP on --port only when $STANDIN_HTTP is set (the seed's port 8000 may be taken);
+It serves HTTP on --port only when $STANDIN_HTTP is set (the tuned profile's port 8000 may be taken);
 /server_info then answers $STANDIN_SERVER_INFO."""
 
 import os

@@ -1,4 +1,5 @@
-"""The seed story's tuned setup (shared/seeds/), for tests, benchmarks and the demo."""
+"""A tuned setup (Kimi-K2.5 INT4, SGLang TP8 on 8 GPUs: 88.8 tok/s with these six NCCL
+variables, 62.9 tok/s without them), for tests, benchmarks and the demo."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ TUNED_NCCL = {
 }
 
 # Its launch line, after `python3 -m sglang.launch_server`.
-SEED_LAUNCH = [
+TUNED_LAUNCH = [
     "--model-path",
-    "/shared/kimi-k2.5-int4",
+    "/models/kimi-k2.5-int4",
     "--trust-remote-code",
     "--tp-size",
     "8",
