@@ -34,14 +34,14 @@ def evaluate(profile: Profile, observation: Observation) -> list[Finding]:
     findings += _rank_disagreements(observation, declared)
     findings += [
         Finding(
-            "unverifiable",
-            "process",
-            pid,
-            None,
-            None,
-            "exited during the check",
-            f"/proc/{pid}",
-            "a worker exited while being read; check that the server is healthy and run "
+            kind="unverifiable",
+            subject="process",
+            pid=pid,
+            role=None,
+            expected=None,
+            actual="exited during the check",
+            source=f"/proc/{pid}",
+            hint="a worker exited while being read; check that the server is healthy and run "
             "the check again",
         )
         for pid in observation.vanished
@@ -54,52 +54,60 @@ def _access_drafts(proc: ProcessObservation) -> Iterator[Draft]:
     snap = proc.process
     environ_path = f"/proc/{snap.pid}/environ"
     if snap.environ_state == "clobbered":
-        yield (
-            "unverifiable",
-            "environment",
-            None,
-            "overwritten by setproctitle",
-            environ_path,
-            SPT_HINT,
+        yield Draft(
+            kind="unverifiable",
+            subject="environment",
+            expected=None,
+            actual="overwritten by setproctitle",
+            source=environ_path,
+            hint=SPT_HINT,
         )
     elif snap.environ_state == "empty":
-        yield (
-            "unverifiable",
-            "environment",
-            None,
-            "reads back empty",
-            environ_path,
-            "either started with an empty environment or overwritten by setproctitle; " + SPT_HINT,
+        yield Draft(
+            kind="unverifiable",
+            subject="environment",
+            expected=None,
+            actual="reads back empty",
+            source=environ_path,
+            hint="either started with an empty environment or overwritten by setproctitle; "
+            + SPT_HINT,
         )
     elif snap.environ_state == "denied":
-        yield (
-            "unverifiable",
-            "environment",
-            None,
-            f"not readable (uid {snap.uid})",
-            environ_path,
-            access_hint(snap.uid),
+        yield Draft(
+            kind="unverifiable",
+            subject="environment",
+            expected=None,
+            actual=f"not readable (uid {snap.uid})",
+            source=environ_path,
+            hint=access_hint(snap.uid),
         )
     for config in proc.config_files:
         if config.state in ("denied", "unreadable"):
-            yield (
-                "unverifiable",
-                config.path,
-                None,
-                config.state,
-                config.path,
-                f"NCCL reads this file but envguard cannot; run as root or as uid {snap.uid}",
+            yield Draft(
+                kind="unverifiable",
+                subject=config.path,
+                expected=None,
+                actual=config.state,
+                source=config.path,
+                hint=f"NCCL reads this file but envguard cannot; run as root or as uid {snap.uid}",
             )
         for key, problem in config.problems:
-            yield ("misread", key, None, None, config.path, problem)
+            yield Draft(
+                kind="misread",
+                subject=key,
+                expected=None,
+                actual=None,
+                source=config.path,
+                hint=problem,
+            )
     if proc.env_plugin is not None:
-        yield (
-            "unverifiable",
-            "NCCL environment",
-            None,
-            proc.env_plugin,
-            None,
-            "an NCCL env plugin answers every variable lookup, so the environment does "
+        yield Draft(
+            kind="unverifiable",
+            subject="NCCL environment",
+            expected=None,
+            actual=proc.env_plugin,
+            source=None,
+            hint="an NCCL env plugin answers every variable lookup, so the environment does "
             "not tell what NCCL uses; remove the plugin or set NCCL_ENV_PLUGIN=none",
         )
 
@@ -118,37 +126,37 @@ def _environment_drafts(
         expected = describe(rule)
         if setting is None or (setting.value == "" and nccl.is_nccl_name(name)):
             empty = setting is not None
-            yield (
-                "missing",
-                name,
-                _shown(name, expected, declared),
-                "" if empty else None,
-                searched,
-                f"set {name}={expected} in the server's environment (envguard "
+            yield Draft(
+                kind="missing",
+                subject=name,
+                expected=_shown(name, expected, declared),
+                actual="" if empty else None,
+                source=searched,
+                hint=f"set {name}={expected} in the server's environment (envguard "
                 "launch injects the profile's values)"
                 + ("; an empty value counts as unset for NCCL" if empty else ""),
             )
         elif not accepts(name, rule, setting.value):
             mismatched.add(name)
-            yield (
-                "mismatch",
-                name,
-                _shown(name, expected, declared),
-                _shown(name, setting.value, declared),
-                setting.source,
-                _misreading(name, setting.value) + _fix_hint(name, setting),
+            yield Draft(
+                kind="mismatch",
+                subject=name,
+                expected=_shown(name, expected, declared),
+                actual=_shown(name, setting.value, declared),
+                source=setting.source,
+                hint=_misreading(name, setting.value) + _fix_hint(name, setting),
             )
     for name, rule in env.optional.items():
         setting = effective.get(name)
         if setting is not None and setting.value and not accepts(name, rule, setting.value):
             mismatched.add(name)
-            yield (
-                "mismatch",
-                name,
-                _shown(name, describe(rule), declared) + " or unset",
-                _shown(name, setting.value, declared),
-                setting.source,
-                _misreading(name, setting.value) + _fix_hint(name, setting),
+            yield Draft(
+                kind="mismatch",
+                subject=name,
+                expected=_shown(name, describe(rule), declared) + " or unset",
+                actual=_shown(name, setting.value, declared),
+                source=setting.source,
+                hint=_misreading(name, setting.value) + _fix_hint(name, setting),
             )
     for name in sorted(effective):
         yield from _presence_drafts(profile, name, effective[name], declared, mismatched)
@@ -162,41 +170,48 @@ def _presence_drafts(
         return  # NCCL treats an empty value as unset
     actual = _shown(name, setting.value, declared)
     if name in profile.env.forbidden:
-        yield (
-            "forbidden",
-            name,
-            "unset",
-            actual,
-            setting.source,
-            f"remove {name}: " + _fix_hint(name, setting),
+        yield Draft(
+            kind="forbidden",
+            subject=name,
+            expected="unset",
+            actual=actual,
+            source=setting.source,
+            hint=f"remove {name}: " + _fix_hint(name, setting),
         )
         return
     guess = None if name in declared else nccl.suggest(name)
     if guess is not None:
-        yield (
-            "misspelled",
-            name,
-            None,
-            actual,
-            setting.source,
-            f"NCCL ignores {name} without a word; did you mean {guess}?",
+        yield Draft(
+            kind="misspelled",
+            subject=name,
+            expected=None,
+            actual=actual,
+            source=setting.source,
+            hint=f"NCCL ignores {name} without a word; did you mean {guess}?",
         )
         return
     strict = [p for p in profile.env.strict_prefixes if name.startswith(p)]
     if strict and name not in declared and name not in NOT_DRIFT:
-        yield (
-            "unexpected",
-            name,
-            "unset",
-            actual,
-            setting.source,
-            f"{name} is not in the profile and {strict[0]}* is strict: remove it, or add it "
+        yield Draft(
+            kind="unexpected",
+            subject=name,
+            expected="unset",
+            actual=actual,
+            source=setting.source,
+            hint=f"{name} is not in the profile and {strict[0]}* is strict: remove it, or add it "
             "to the profile and bump its version",
         )
     if name in nccl.TUNING_VARIABLES and name not in mismatched:
         problem = nccl.read(name, setting.value).problem
         if problem is not None:
-            yield ("misread", name, None, actual, setting.source, problem)
+            yield Draft(
+                kind="misread",
+                subject=name,
+                expected=None,
+                actual=actual,
+                source=setting.source,
+                hint=problem,
+            )
 
 
 def _shown(name: str, value: str, declared: frozenset[str]) -> str:
@@ -237,14 +252,14 @@ def _rank_disagreements(observation: Observation, declared: frozenset[str]) -> l
         )
         found.append(
             Finding(
-                "inconsistent",
-                name,
-                None,
-                None,
-                "the same on every rank",
-                listing,
-                None,
-                "ranks with different NCCL settings hang or slow down "
+                kind="inconsistent",
+                subject=name,
+                pid=None,
+                role=None,
+                expected="the same on every rank",
+                actual=listing,
+                source=None,
+                hint="ranks with different NCCL settings hang or slow down "
                 "(NVIDIA/nccl#394, #1136); find what sets it per worker",
             )
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 FindingKind = Literal[
     "missing",  # a required variable is not set
@@ -20,8 +20,17 @@ FindingKind = Literal[
 
 Verdict = Literal["ok", "drift", "unverifiable"]
 
-# (kind, subject, expected, actual, source, hint): a finding before its process is known.
-Draft = tuple[FindingKind, str, str | None, str | None, str | None, str]
+
+class Draft(NamedTuple):
+    """A finding before its process is known (built with keywords: expected and actual are
+    both strings, and must not swap)."""
+
+    kind: FindingKind
+    subject: str
+    expected: str | None
+    actual: str | None
+    source: str | None
+    hint: str
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,15 @@ def verdict(findings: list[Finding]) -> Verdict:
 def placed(drafts: Iterable[Draft], pid: int | None, role: str | None) -> list[Finding]:
     """Drafts made into findings of one process."""
     return [
-        Finding(kind, subject, pid, role, expected, actual, source, hint)
-        for kind, subject, expected, actual, source, hint in drafts
+        Finding(
+            kind=d.kind,
+            subject=d.subject,
+            pid=pid,
+            role=role,
+            expected=d.expected,
+            actual=d.actual,
+            source=d.source,
+            hint=d.hint,
+        )
+        for d in drafts
     ]

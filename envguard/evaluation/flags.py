@@ -21,51 +21,58 @@ def evaluate_flags(server: ServerSection, observed: LaunchObservation, role: str
 def _drafts(server: ServerSection, observed: LaunchObservation) -> Iterator[Draft]:
     launch, parsed, catalog = observed.launch, observed.parsed, observed.catalog
     if launch is None or parsed is None or catalog is None:
-        yield (
-            "unverifiable",
-            "command line",
-            f"a {server.kind} launch",
-            "not recognised",
-            f"/proc/{observed.pid}/cmdline" if observed.pid else "the command",
-            "target the server's launcher (python -m sglang.launch_server, sglang serve, "
+        yield Draft(
+            kind="unverifiable",
+            subject="command line",
+            expected=f"a {server.kind} launch",
+            actual="not recognised",
+            source=f"/proc/{observed.pid}/cmdline" if observed.pid else "the command",
+            hint="target the server's launcher (python -m sglang.launch_server, sglang serve, "
             "vllm serve, python -m vllm.entrypoints.openai.api_server)",
         )
         return
     if launch.server != server.kind:
-        yield (
-            "mismatch",
-            "server kind",
-            server.kind,
-            launch.server,
-            launch.program,
-            "the profile describes another server; check the profile or the target",
+        yield Draft(
+            kind="mismatch",
+            subject="server kind",
+            expected=server.kind,
+            actual=launch.server,
+            source=launch.program,
+            hint="the profile describes another server; check the profile or the target",
         )
         return
     if parsed.error is not None:
-        yield (
-            "rejected",
-            "command line",
-            None,
-            parsed.error,
-            f"{catalog.label} parser",
-            f"{catalog.label} refuses this command line, so a server of that version would "
+        yield Draft(
+            kind="rejected",
+            subject="command line",
+            expected=None,
+            actual=parsed.error,
+            source=f"{catalog.label} parser",
+            hint=f"{catalog.label} refuses this command line, so a server of that version would "
             "not have started with it; if the server runs another version, set [server] "
             "version in the profile",
         )
         return
     for note in parsed.notes:
-        yield ("misread", "--config", None, None, "cmdline", note)
+        yield Draft(
+            kind="misread",
+            subject="--config",
+            expected=None,
+            actual=None,
+            source="cmdline",
+            hint=note,
+        )
     for key, spec in server.flags.items():
         try:
             expected = expectation(catalog, key, spec)
         except FlagSpecError as exc:
-            yield (
-                "unverifiable",
-                key,
-                None,
-                None,
-                catalog.label,
-                f"{exc}; update the profile for this server version",
+            yield Draft(
+                kind="unverifiable",
+                subject=key,
+                expected=None,
+                actual=None,
+                source=catalog.label,
+                hint=f"{exc}; update the profile for this server version",
             )
             continue
         yield from _flag_drafts(expected, parsed.values[expected.option.dest], observed)
@@ -73,17 +80,24 @@ def _drafts(server: ServerSection, observed: LaunchObservation) -> Iterator[Draf
         try:
             option = resolve(catalog, key)
         except FlagSpecError as exc:
-            yield ("unverifiable", key, None, None, catalog.label, str(exc))
+            yield Draft(
+                kind="unverifiable",
+                subject=key,
+                expected=None,
+                actual=None,
+                source=catalog.label,
+                hint=str(exc),
+            )
             continue
         flag = parsed.values[option.dest]
         if flag.given:
-            yield (
-                "forbidden",
-                option.long_name,
-                "not given",
-                _actual(flag),
-                _source(flag, parsed.config_file),
-                f"remove {flag.spelling} from the launch command",
+            yield Draft(
+                kind="forbidden",
+                subject=option.long_name,
+                expected="not given",
+                actual=_actual(flag),
+                source=_source(flag, parsed.config_file),
+                hint=f"remove {flag.spelling} from the launch command",
             )
 
 
@@ -96,35 +110,35 @@ def _flag_drafts(
     config_file = observed.parsed.config_file if observed.parsed else None
     want = _secret(option.dest, expected.describe())
     if flag.given and not expected.accepts(flag.value):
-        yield (
-            "mismatch",
-            name,
-            want,
-            _actual(flag),
-            _source(flag, config_file),
-            f"launch with {name} {want}",
+        yield Draft(
+            kind="mismatch",
+            subject=name,
+            expected=want,
+            actual=_actual(flag),
+            source=_source(flag, config_file),
+            hint=f"launch with {name} {want}",
         )
         return
     if not flag.given and not expected.accepts(flag.value):
         if option.dest in info and expected.accepts(info[option.dest]):
             return  # the server resolved it to the expected value itself
-        yield (
-            "missing",
-            name,
-            want,
-            f"not given (default {_secret(option.dest, as_text(flag.value))})",
-            "default",
-            f"add {name} {want} to the launch command",
+        yield Draft(
+            kind="missing",
+            subject=name,
+            expected=want,
+            actual=f"not given (default {_secret(option.dest, as_text(flag.value))})",
+            source="default",
+            hint=f"add {name} {want} to the launch command",
         )
         return
     if option.dest in info and not expected.accepts(info[option.dest]):
-        yield (
-            "mismatch",
-            name,
-            want,
-            _secret(option.dest, as_text(info[option.dest])),
-            "/server_info",
-            "the server resolved this flag to another value than its "
+        yield Draft(
+            kind="mismatch",
+            subject=name,
+            expected=want,
+            actual=_secret(option.dest, as_text(info[option.dest])),
+            source="/server_info",
+            hint="the server resolved this flag to another value than its "
             "command line says; check its log for the adjustment",
         )
 

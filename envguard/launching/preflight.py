@@ -55,14 +55,14 @@ def preflight(
     built = build_environment(profile, base, from_files)
     findings = [
         Finding(
-            "missing",
-            name,
-            None,
-            ROLE,
-            None,
-            None,
-            "profile",
-            f"the profile cannot be met: {why}; give {name} an exact value or one_of",
+            kind="missing",
+            subject=name,
+            pid=None,
+            role=ROLE,
+            expected=None,
+            actual=None,
+            source="profile",
+            hint=f"the profile cannot be met: {why}; give {name} an exact value or one_of",
         )
         for name, why in built.unmet
     ]
