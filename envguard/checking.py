@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from envguard.evaluation.findings import Finding
 from envguard.evaluation.report import CheckReport
 from envguard.probes.observe import ProcessObservation
-from envguard.probes.target import Target
+from envguard.probes.target import Target, resolve
 
 if TYPE_CHECKING:
     from envguard.probes.launch_line import LaunchObservation
@@ -34,7 +34,6 @@ def check(
     """
     from envguard.evaluation.check import evaluate
     from envguard.probes.observe import observe
-    from envguard.probes.target import resolve
     from envguard.profile.loader import load_profile
 
     loaded = load_profile(profile_path)

@@ -12,6 +12,7 @@ import click
 
 from envguard import __version__
 from envguard.errors import EnvguardError
+from envguard.knowledge.redaction import redact_value
 
 COMMANDS = {
     "check": "envguard.commands.check:check_command",
@@ -46,8 +47,6 @@ class EnvguardGroup(click.Group):
         try:
             code = super().invoke(ctx)
         except EnvguardError as exc:
-            from envguard.knowledge.redaction import redact_value
-
             # The last guard for messages that quote a value (a URL, a file's line).
             for line in redact_value(exc.message).splitlines():
                 click.echo(f"envguard: {line}", err=True)

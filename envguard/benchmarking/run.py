@@ -6,15 +6,18 @@ command in envguard.commands.bench only parses options."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envguard.errors import EnvguardError, ExitCode, Refused
+from envguard.knowledge.redaction import redact_argv, redact_value
 from envguard.probes.target import Target
 
 if TYPE_CHECKING:
@@ -105,13 +108,11 @@ def bench(
 ) -> int:
     """Check, run, check again, record. Returns envguard's exit code."""
     import socket
-    from datetime import UTC, datetime
 
     from envguard.benchmarking.metrics import extract, parse_metric_options
     from envguard.checking import check
     from envguard.evaluation.results import Record
     from envguard.fingerprint import fingerprint, observed_setup
-    from envguard.knowledge.redaction import redact_argv, redact_value
     from envguard.render.text import check_text
 
     patterns = parse_metric_options(metric_options)
@@ -203,7 +204,6 @@ def bench(
 
 def _store(record: Record, ledger_path: Path | None, output: str, echo: Echo) -> int:
     """Add the record; if the ledger cannot take it, keep everything in a file instead."""
-    import dataclasses
 
     from envguard.ledger.store import Ledger, LedgerError
 
@@ -223,7 +223,6 @@ def _store(record: Record, ledger_path: Path | None, output: str, echo: Echo) ->
 
 def _keep(document: dict[str, Any]) -> Path:
     import tempfile
-    from datetime import UTC, datetime
 
     name = f"envguard-bench-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{os.getpid()}.json"
     for directory in (Path.cwd(), Path(tempfile.gettempdir())):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -64,7 +65,6 @@ def check_command(
 
 
 def _color() -> bool | None:
-    import os
 
     # https://no-color.org: any non-empty NO_COLOR turns colour off; otherwise click
     # keeps colour only on a terminal.

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from envguard.errors import EnvguardError, ExitCode
+from envguard.probes.target import Target
 
 
 def _start_standin(environ: dict[str, str]) -> subprocess.Popen[str]:
@@ -46,7 +47,6 @@ def demo_command(profile_path: Path) -> int:
     restart it the way the seed story's server was, tuning lost, and check again (drift)."""
     from envguard.checking import check
     from envguard.launching.environment import build_environment
-    from envguard.probes.target import Target
     from envguard.profile.loader import load_profile
     from envguard.render.text import check_text
 

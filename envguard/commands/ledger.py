@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -87,8 +89,6 @@ def export_command(
     if fmt == "json":
         click.echo(json.dumps([record_dict(r) for r in records], indent=2))
         return
-    import csv
-    import sys
 
     columns = [
         "id",

@@ -10,6 +10,7 @@ command line or a --config YAML file) is recorded as it parses.
 from __future__ import annotations
 
 import argparse
+import json
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
@@ -95,7 +96,6 @@ class _LoraPaths(argparse.Action):
     """SGLang's LoRAPathAction: each item stripped; `{...}` items parsed as JSON objects."""
 
     def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
-        import json
 
         items = [v.strip() for v in values or []]
         parsed = [json.loads(v) if v.startswith("{") and v.endswith("}") else v for v in items]

@@ -66,13 +66,13 @@ _PAIRS = (("API", "KEY"), ("PRIVATE", "KEY"), ("ACCESS", "KEY"), ("AUTH", "TOKEN
 
 # Words of a name in any style: HF_TOKEN, --api-key, X-Api-Key, apiKey, HFToken (digits
 # are not words: TOKEN2 ends in TOKEN).
-_SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_SEGMENT = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+"
 
 
 @functools.lru_cache(maxsize=8192)
 def looks_secret(name: str) -> bool:
     """Whether a variable, flag or header *name* says its value is a credential."""
-    segments = [s.upper() for s in _SEGMENT.findall(name)]
+    segments = [s.upper() for s in re.findall(_SEGMENT, name)]  # re caches the compiled form
     if not segments:
         return False
     if segments[-1] in _LAST or not _ANYWHERE.isdisjoint(segments):
@@ -165,42 +165,46 @@ _TOKEN_PATTERNS = (
 )
 
 
+# Literal text each token format starts with: a value holding none of them is not scanned
+# with the (costly to compile) token pattern at all.
+_TOKEN_MARKS = ("hf_", "gh", "github_pat_", "glpat-", "sk-", "_live_", "_test_", "xox", "xapp-",
+                "AKIA", "ASIA", "AIza", "ya29.", "npm_", "pypi-", "nvapi-", "gsk_", "r8_", "SG.",
+                "dop_v1_", "eyJ")  # fmt: skip
+
+
 @functools.cache
-def _value_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """Compiled once, on first use (the common path prints no value at all)."""
-    return (
-        # PEM blocks (a private key pasted into a variable), closed or cut off.
-        (
-            re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(?:-----END [A-Z0-9 ]+-----|\Z)", re.S),
-            REDACTED,
-        ),
-        # URL userinfo: scheme://user:password@host, scheme://token@host.
-        (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#]+@"), rf"\1{REDACTED}@"),
-        # HTTP credentials with their scheme word kept.
-        (
-            re.compile(r"(?i)\b(bearer|basic|token|digest)(\s+)[A-Za-z0-9._~+/=-]{6,}"),
-            rf"\1\2{REDACTED}",
-        ),
-        # One of the well-known token formats, anywhere.
-        (re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(_TOKEN_PATTERNS) + r")"), REDACTED),
-    )
+def _pattern(kind: str) -> re.Pattern[str]:
+    """Compiled on first use: most values printed hold nothing that needs them."""
+    if kind == "pem":  # a private key pasted into a variable, closed or cut off
+        return re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(?:-----END [A-Z0-9 ]+-----|\Z)", re.S)
+    if kind == "userinfo":  # scheme://user:password@host, scheme://token@host
+        return re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#]+@")
+    if kind == "scheme":  # HTTP credentials, the scheme word kept
+        return re.compile(r"(?i)\b(bearer|basic|token|digest)(\s+)[A-Za-z0-9._~+/=-]{6,}")
+    return re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(_TOKEN_PATTERNS) + r")")
 
 
 # `X-Api-Key: v`, `Authorization: v`; `?api_key=v&token=v` in a URL or a form.
-_HEADER = re.compile(r"(?m)^(\s*)([A-Za-z][A-Za-z0-9_-]*)(\s*:\s*)(\S.*)$")
-_PARAMETER = re.compile(r"([?&;]|^)([A-Za-z][A-Za-z0-9_.-]*)=([^&#;\s]*)")
+_HEADER = r"(?m)^(\s*)([A-Za-z][A-Za-z0-9_-]*)(\s*:\s*)(\S.*)$"
+_PARAMETER = r"([?&;]|^)([A-Za-z][A-Za-z0-9_.-]*)=([^&#;\s]*)"
 
 
 def redact_value(value: str) -> str:
     """`value` with every secret-looking part replaced, whatever name holds it."""
     if not value:
         return value
-    for pattern, replacement in _value_patterns():
-        value = pattern.sub(replacement, value)
+    if "-----BEGIN " in value:
+        value = _pattern("pem").sub(REDACTED, value)
+    if "://" in value:
+        value = _pattern("userinfo").sub(rf"\1{REDACTED}@", value)
+    if " " in value or "\t" in value:
+        value = _pattern("scheme").sub(rf"\1\2{REDACTED}", value)
+    if any(mark in value for mark in _TOKEN_MARKS):
+        value = _pattern("token").sub(REDACTED, value)
     if ":" in value:
-        value = _HEADER.sub(_header_line, value)
+        value = re.sub(_HEADER, _header_line, value)
     if "=" in value:
-        value = _PARAMETER.sub(_parameter, value)
+        value = re.sub(_PARAMETER, _parameter, value)
     return value
 
 
@@ -251,7 +255,7 @@ def recorded(name: str, value: str) -> str:
     return REDACTED if looks_secret(name) else redact_value(value)
 
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*="
 
 
 def redact_argv(argv: Sequence[str]) -> list[str]:
@@ -279,7 +283,7 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
                     hide_next = True
                 continue
             out.append(flag + equals + redact_value(value) if equals else redact_value(token))
-        elif _ASSIGNMENT.match(token):
+        elif re.match(_ASSIGNMENT, token):
             name, _, value = token.partition("=")
             out.append(f"{name}={recorded(name, value)}")
         else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from envguard.evaluation.rules import accepts
 from envguard.knowledge import nccl
 from envguard.knowledge.servers import SPT_NOENV
 from envguard.profile.schema import Profile, RequiredValue, ValueRule
@@ -67,7 +68,6 @@ def build_environment(
     """The server's environment. `config_values` are what NCCL config files would add
     (name -> value): a forbidden NCCL variable there is set to "" in the environment, which
     NCCL treats as unset and its setenv(..., 0) never overwrites."""
-    from envguard.evaluation.rules import accepts
 
     env = profile.env
     declared = profile.declared_names()

@@ -12,6 +12,7 @@ from typing import Any
 from envguard import __version__
 from envguard.knowledge.redaction import redact_argv, redact_value, shown
 from envguard.launching.preflight import Preflight
+from envguard.probes.process import stat_fields
 from envguard.profile.loader import LoadedProfile
 
 
@@ -66,7 +67,6 @@ def write(path: Path, manifest: dict[str, Any]) -> None:
 
 
 def _start_ticks(pid: int) -> int | None:
-    from envguard.probes.process import stat_fields
 
     try:
         return int(stat_fields(pid)[19])

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import stat
 from collections.abc import Iterator
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from envguard.errors import EnvguardError
+from envguard.knowledge.redaction import redact_argv
+from envguard.probes.process import running, stat_fields
 
 MAX_BYTES = 4096  # a pid file is a few lines; a bigger one is not ours
 
@@ -63,7 +64,6 @@ def _exe(pid: int) -> str | None:
 
 
 def _start_ticks(pid: int) -> int | None:
-    from envguard.probes.process import stat_fields
 
     try:
         return int(stat_fields(pid)[19])
@@ -73,6 +73,8 @@ def _start_ticks(pid: int) -> int | None:
 
 def record_of(pid: int) -> PidRecord:
     """The identity of live process `pid`, read from /proc now."""
+    import hashlib  # only when a pid file is written or checked
+
     try:
         digest: str | None = hashlib.sha256(_cmdline(pid)).hexdigest()
     except OSError:
@@ -129,8 +131,6 @@ def write(path: Path, pid: int) -> PidRecord:
 
 def identify(record: PidRecord) -> Verdict:
     """Whether the process the record names is still the one it was written for."""
-    from envguard.knowledge.redaction import redact_argv
-    from envguard.probes.process import running
 
     if not running(record.pid):
         return Verdict("gone", "")
@@ -160,7 +160,6 @@ def identify(record: PidRecord) -> Verdict:
 
 def alive(pid: int) -> bool:
     """Whether `pid` is a running (not zombie) process."""
-    from envguard.probes.process import running
 
     return running(pid)
 

@@ -7,9 +7,11 @@ import dataclasses
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
+from urllib.parse import urlsplit
 
 from envguard.evaluation.findings import Finding
 from envguard.launching.environment import BuiltEnvironment, build_environment, keep_for_clean_env
+from envguard.probes.process import ProcessSnapshot
 from envguard.profile.schema import Profile
 
 if TYPE_CHECKING:  # argparse and the catalogs load only when the profile has flags
@@ -38,7 +40,6 @@ def preflight(
     from envguard.evaluation.check import evaluate
     from envguard.probes.ncclconf import config_files
     from envguard.probes.observe import Observation, observe_process
-    from envguard.probes.process import ProcessSnapshot
 
     cwd = cwd or str(Path.cwd())
     if clean_env:
@@ -96,7 +97,6 @@ def _flags(
     profile: Profile, command: list[str], environ: dict[str, str], cwd: str
 ) -> tuple[LaunchObservation | None, str | None, int | None]:
     """Parse the command's flags (for the profile's check, and to learn host and port)."""
-    from urllib.parse import urlsplit
 
     server = profile.server
     host: str | None = None

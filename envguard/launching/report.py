@@ -6,6 +6,8 @@ import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from envguard.knowledge.redaction import redact_argv, shown
+
 if TYPE_CHECKING:
     from envguard.launching.preflight import Preflight
     from envguard.profile.loader import LoadedProfile
@@ -14,7 +16,6 @@ Echo = Callable[[str], None]
 
 
 def report_preflight(loaded: LoadedProfile, pre: Preflight, echo: Echo) -> None:
-    from envguard.knowledge.redaction import shown
 
     declared = loaded.profile.declared_names()
     injected = ", ".join(
@@ -37,7 +38,6 @@ def report_preflight(loaded: LoadedProfile, pre: Preflight, echo: Echo) -> None:
 
 
 def redacted(command: tuple[str, ...] | list[str]) -> list[str]:
-    from envguard.knowledge.redaction import redact_argv
 
     return redact_argv(list(command))
 

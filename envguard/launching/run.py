@@ -11,14 +11,19 @@ import os
 import shlex
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from envguard.errors import EnvguardError, ExitCode, Refused, UsageError
-from envguard.launching import pidfile
+from envguard.knowledge.redaction import redact_value
+from envguard.launching import supervise
 from envguard.launching.report import Echo, findings_text, redacted, report_preflight
+from envguard.launching.supervise import exit_status, start_detached
+from envguard.probes.target import Target
 
 if TYPE_CHECKING:
+    from envguard.launching.pidfile import PidRecord
     from envguard.launching.preflight import Preflight
     from envguard.launching.supervise import Child
     from envguard.profile.loader import LoadedProfile
@@ -121,6 +126,8 @@ def _start_guarded(run: _Start, start: Callable[[], Child]) -> Child:
     """Under the launch lock: refuse a live pid file or a taken port, start, write the pid."""
     if run.pid_file is None:
         return start()
+    from envguard.launching import pidfile  # only with a pid file (hashlib, fcntl)
+
     with pidfile.launch_lock(run.pid_file):
         record = pidfile.read(run.pid_file)
         if record is not None:
@@ -136,9 +143,11 @@ def _start_guarded(run: _Start, start: Callable[[], Child]) -> Child:
     return child
 
 
-def _refuse_a_running_server(run: _Start, record: pidfile.PidRecord) -> None:
+def _refuse_a_running_server(run: _Start, record: PidRecord) -> None:
     """A pid file from an earlier launch: refuse if its server runs; say what else it is."""
     assert run.pid_file is not None
+    from envguard.launching import pidfile
+
     verdict = pidfile.identify(record)
     if verdict.identity == "ours":
         raise Refused(
@@ -161,9 +170,6 @@ def _refuse_a_running_server(run: _Start, record: pidfile.PidRecord) -> None:
 
 
 def _detached(run: _Start) -> int:
-    from datetime import UTC, datetime
-
-    from envguard.launching.supervise import start_detached
 
     assert run.log is not None
     log = run.log
@@ -180,7 +186,6 @@ def _detached(run: _Start) -> int:
 
 
 def _foreground(run: _Start) -> int:
-    from envguard.launching import supervise
 
     child = _start_guarded(
         run, lambda: supervise.start_foreground(list(run.pre.command), run.pre.built.environ)
@@ -208,9 +213,7 @@ def _after_start(run: _Start, child: Child, *, detached: bool) -> int:
         echo("  no health URL (--health-url, [server] health_url or a --port flag): not waiting")
         _write_manifest(run, child, None, "not checked", 0)
         return int(ExitCode.OK)
-    from envguard.knowledge.redaction import redact_value
     from envguard.launching.health import log_tail, wait_healthy
-    from envguard.launching.supervise import exit_status
 
     url = redact_value(run.url)  # http://user:password@host/health must not be printed
     result = wait_healthy(run.url, child.poll, run.options.timeout, _progress(url, echo))
@@ -274,7 +277,6 @@ def _write_manifest(
 
 def _check(loaded: LoadedProfile, pid: int, echo: Echo) -> tuple[str, int, int]:
     from envguard.checking import check
-    from envguard.probes.target import Target
     from envguard.render.text import check_text
 
     try:

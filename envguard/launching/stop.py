@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 from envguard.errors import Refused
 from envguard.launching import pidfile
+from envguard.launching.supervise import stop_group
+from envguard.probes.process import stat_fields
 
 PF_KTHREAD = 0x00200000  # include/linux/sched.h: the process is a kernel thread
 
@@ -26,7 +28,6 @@ class Stopped(NamedTuple):
 
 def stop(pid_file: Path, grace: float) -> Stopped:
     """Stop the server `pid_file` names; an already-stopped server is success."""
-    from envguard.launching.supervise import stop_group
 
     with pidfile.launch_lock(pid_file):
         record = pidfile.read(pid_file)
@@ -65,7 +66,6 @@ def stop(pid_file: Path, grace: float) -> Stopped:
 
 def unsafe_group(pid: int) -> str | None:
     """Why signalling the process group led by `pid` could hit what is not the server."""
-    from envguard.probes.process import stat_fields
 
     if pid <= 1:
         return "pid 1 (init) or lower is never signalled"

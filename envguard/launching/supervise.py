@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from envguard.errors import EnvguardError
+from envguard.probes.process import stat_fields
 
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -121,7 +122,6 @@ def _group_alive(pgid: int) -> bool:
         return False
     except PermissionError:
         pass
-    from envguard.probes.process import stat_fields
 
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():

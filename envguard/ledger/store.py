@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from envguard.errors import EnvguardError, UsageError
 from envguard.evaluation.results import Record
+from envguard.knowledge.redaction import redact_argv, redact_value
 
 LEDGER_ENV = "ENVGUARD_LEDGER"
 
@@ -238,7 +239,6 @@ def _record(row: tuple[Any, ...]) -> Record:
 
 
 def _redacted(record: Record) -> Record:
-    from envguard.knowledge.redaction import redact_argv, redact_value
 
     def clean(value: Any) -> Any:
         if isinstance(value, str):

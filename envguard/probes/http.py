@@ -7,6 +7,8 @@ and the server closes the connection when it is done.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 MAX_BODY = 16 * 2**20
 
 
@@ -34,7 +36,6 @@ def get(host: str, port: int, path: str, timeout: float) -> tuple[int, bytes]:
 
 def get_url(url: str, timeout: float) -> tuple[int, bytes]:
     """GET an http:// URL."""
-    from urllib.parse import urlsplit
 
     parts = urlsplit(url)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

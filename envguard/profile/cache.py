@@ -14,6 +14,7 @@ is best-effort: a read-only home only costs speed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -140,7 +141,6 @@ def _schema_stamp() -> list[int] | None:
 
 
 def profile_to_data(profile: Profile) -> dict[str, Any]:
-    import dataclasses
 
     return dataclasses.asdict(profile)
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
+
+import tomli_w
 
 
 def resolved_toml(path: str) -> str:
     """The profile with `extends` merged, as TOML, with the files it came from."""
-    import dataclasses
-
-    import tomli_w
 
     from envguard.profile.loader import load_profile
 

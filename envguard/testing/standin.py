@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 from multiprocessing.connection import Connection
 from typing import IO
@@ -50,7 +51,6 @@ def worker(title: str, parent_pid: int, ready: Connection) -> None:
 
 def _serve(port: int, server_info: str | None) -> None:
     import http.server
-    import threading
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
