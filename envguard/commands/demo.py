@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import click
 
@@ -37,12 +36,11 @@ def _start_standin(environ: dict[str, str]) -> subprocess.Popen[str]:
     "-p",
     "--profile",
     "profile_path",
-    default="profiles/demo.toml",
+    default="demo",
     show_default=True,
-    type=click.Path(dir_okay=False, path_type=Path),
     help="The profile to demonstrate.",
 )
-def demo_command(profile_path: Path) -> int:
+def demo_command(profile_path: str) -> int:
     """Start a stand-in server with the profile's environment and check it (passes), then
     restart it the way the seed story's server was, tuning lost, and check again (drift)."""
     from envguard.checking import check

@@ -6,12 +6,16 @@ import json
 
 import click
 
-from envguard.errors import ExitCode
+from envguard.errors import ExitCode, ProfileError
+from envguard.profile.locate import available, search_dirs
 
 
 @click.group("profile")
 def profile_group() -> None:
-    """Validate, show and describe profiles."""
+    """Validate, list, show and describe profiles.
+
+    A profile is given by path, or by name: NAME.toml is looked up in
+    $XDG_CONFIG_HOME/envguard/profiles, /etc/envguard/profiles, then the shipped profiles."""
 
 
 @profile_group.command("validate")
@@ -47,6 +51,21 @@ def show_command(path: str, resolved: bool) -> None:
     from envguard.render.profile import resolved_toml
 
     click.echo(resolved_toml(path), nl=False)
+
+
+@profile_group.command("list")
+def list_command() -> None:
+    """The profiles `-p NAME` finds: the user's, the system's, then the shipped ones."""
+    from envguard.profile.loader import load_profile
+
+    for found in available():
+        try:
+            loaded = load_profile(found.path)
+            about = f"{loaded.label}  {loaded.profile.description}"
+        except ProfileError as exc:
+            about = f"invalid: {exc.message.splitlines()[0]}"
+        click.echo(f"{found.name:<34} {found.origin:<8} {about}".rstrip())
+    click.echo("searched: " + ", ".join(f"{d} ({origin})" for origin, d in search_dirs()), err=True)
 
 
 @profile_group.command("schema")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard.errors import ProfileError
+from envguard.profile.locate import locate
 from envguard.profile.schema import SCHEMA_VERSION, Profile
 
 FORMAT_HINT = "see `envguard profile schema` and the README section 'Profiles'"
@@ -32,7 +33,9 @@ class LoadedProfile:
 
 
 def load_profile(path: str | Path, *, use_cache: bool = True) -> LoadedProfile:
-    """Load and validate the profile at `path`, raising ProfileError with every problem."""
+    """Load and validate the profile at `path` (or a profile name: envguard.profile.locate),
+    raising ProfileError with every problem."""
+    path = locate(path)
     if use_cache:
         from envguard.profile import cache
 
