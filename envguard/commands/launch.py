@@ -6,12 +6,7 @@ from pathlib import Path
 
 import click
 
-from envguard.launching.run import (
-    DEFAULT_TIMEOUT,
-    LaunchOptions,
-    refuse_or_force,
-    resolve_command,
-)
+from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
 
 
 @click.command("launch", context_settings={"ignore_unknown_options": True})
@@ -78,16 +73,9 @@ def launch_command(
         click.echo(line, err=True)  # progress and findings on stderr
 
     if print_systemd:
-        from envguard.launching.preflight import preflight
-        from envguard.launching.systemd import unit
-        from envguard.profile.loader import load_profile
+        from envguard.launching.systemd import print_systemd as systemd_unit
 
-        loaded = load_profile(profile_path)
-        argv = resolve_command(loaded, list(command))
-        pre = preflight(loaded.profile, argv, {}, clean_env=True)
-        if pre.findings:  # a unit for a command the profile contradicts: same rule as launch
-            refuse_or_force(loaded, pre, force, echo)
-        click.echo(unit(loaded, pre, Path.cwd()), nl=False)
+        click.echo(systemd_unit(profile_path, list(command), force, echo), nl=False)
         return 0
     options = LaunchOptions(detach, log, pid_file, health_url, timeout, clean_env, force)
     code = launch(profile_path, list(command), options, echo)

@@ -1,58 +1,123 @@
-"""A systemd unit equivalent to `envguard launch`: the profile's environment as
-Environment= lines, the command as ExecStart, the whole cgroup stopped together."""
+"""A systemd unit that starts the server through `envguard launch` in the foreground.
+
+So a systemd start gets what any envguard launch gets: the profile's environment, the
+preflight refusal, the health wait, the check of the live tree and the manifest; signals and
+the exit code pass through envguard to systemd. The unit never holds a secret (it is
+world-readable): secret arguments and variables come from an EnvironmentFile and are
+expanded by systemd in ExecStart.
+
+Quoting follows systemd.syntax(7) and systemd.service(5): `%` specifiers are doubled
+everywhere, `$` in ExecStart, and a word with anything but plain characters is quoted with
+C-style escapes (a newline in an inline --chat-template becomes `\\n`, not a broken unit).
+"""
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
+import sys
 from pathlib import Path
 
 from envguard import __version__
-from envguard.errors import EnvguardError
+from envguard.errors import Refused
 from envguard.knowledge.redaction import REDACTED, recorded, redact_argv
-from envguard.launching.preflight import Preflight
-from envguard.profile.loader import LoadedProfile
+from envguard.launching.preflight import Preflight, preflight
+from envguard.launching.report import Echo, findings_text
+from envguard.launching.supervise import executable
+from envguard.profile.loader import LoadedProfile, load_profile
 
 _PLAIN = re.compile(r"[A-Za-z0-9_@+=:,./-]+")
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
-def _escape(text: str) -> str:
-    # systemd expands %-specifiers everywhere and $VARS in ExecStart: double both.
-    return text.replace("%", "%%").replace("$", "$$")
+def _specifiers(text: str) -> str:
+    return text.replace("%", "%%")
 
 
 def quote_word(word: str) -> str:
     """One ExecStart argument, quoted the way systemd splits command lines."""
     if word and _PLAIN.fullmatch(word):
-        return _escape(word)
-    return '"' + _escape(word).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return _specifiers(word).replace("$", "$$")
+    body = "".join(_ESCAPES.get(c, c) for c in _specifiers(word).replace("$", "$$"))
+    return f'"{body}"'
+
+
+def _assignment(name: str, value: str) -> str:
+    """`"NAME=value"` for Environment=: quoted, C escapes, `%` doubled (`$` is not expanded
+    there, so it stays as it is)."""
+    body = "".join(_ESCAPES.get(c, c) for c in _specifiers(f"{name}={value}"))
+    return f'"{body}"'
+
+
+def one_line(text: str) -> str:
+    """A value for a one-line setting (Description=): no newline may end the setting."""
+    return _specifiers(" ".join(text.split()))
+
+
+def print_systemd(profile: str, command: list[str], force: bool, echo: Echo) -> str:
+    """The unit for `envguard launch -p PROFILE -- COMMAND`; refused as launch would refuse."""
+    from envguard.launching.run import resolve_command
+
+    loaded = load_profile(profile)
+    argv = resolve_command(loaded, command)
+    # The server's environment as launch will build it from this caller's: its PATH finds
+    # the server's interpreter (the server's venv, not envguard's).
+    pre = preflight(loaded.profile, argv, dict(os.environ))
+    if pre.findings:
+        verb = "writing it anyway (--force)" if force else "refusing to write a unit"
+        echo(f"{verb}: {len(pre.findings)} findings against {loaded.label}")
+        for line in findings_text(pre):
+            echo(line)
+        if not force:
+            raise Refused(
+                "the command or its environment contradicts the profile",
+                hint="fix the findings above, or add --force",
+            )
+    return unit(loaded, pre, Path.cwd())
+
+
+def envguard_command() -> list[str]:
+    """This envguard, by absolute path: its console script, else its interpreter."""
+    script = Path(sys.executable).with_name("envguard")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-m", "envguard"]
 
 
 def unit(loaded: LoadedProfile, pre: Preflight, cwd: Path) -> str:
-    program = pre.command[0]
-    resolved = program if "/" in program else shutil.which(program)
-    if resolved is None:
-        raise EnvguardError(
-            f"{program}: not found on PATH", hint="give the command with an absolute path"
-        )
-    executable = str(Path(resolved).absolute())
+    server = executable(pre.command[0], pre.built.environ)
     profile = loaded.profile
+    name = profile.name
+    secrets_file = f"/etc/envguard/{name}.env"
+    server_words, secret_names = _secret_free_command([str(Path(server)), *pre.command[1:]])
+    secret_names += [n for n, v in sorted(pre.built.injected.items()) if recorded(n, v) != v]
+    launch = [
+        *envguard_command(),
+        "launch",
+        "-p",
+        str(Path(loaded.path).resolve()),
+        "--pid-file",
+        f"/run/envguard/{name}.pid",
+        "--",
+    ]
     lines = [
         f"# Written by envguard {__version__} from {loaded.path} "
         f"({loaded.label}, sha256:{loaded.digest[:16]}).",
-        "# Regenerate it when the profile changes; `envguard check` verifies the running server.",
+        "# It starts the server through envguard launch (in the foreground): the profile's",
+        "# environment, the refusal of a contradicting command, the health wait, the check and",
+        f"# the manifest /run/envguard/{name}.manifest.json. Regenerate it when the profile",
+        "# changes.",
         "[Unit]",
-        f"Description={_escape(loaded.label)}: {_escape(profile.description or profile.name)}",
+        f"Description={one_line(loaded.label)}: {one_line(profile.description or name)}",
         "After=network-online.target",
         "Wants=network-online.target",
         "",
         "[Service]",
         "Type=simple",
         f"WorkingDirectory={quote_word(str(cwd))}",
+        "RuntimeDirectory=envguard",
+        "RuntimeDirectoryPreserve=yes",
     ]
-    secrets_file = f"/etc/envguard/{profile.name}.env"
-    words, secret_names = _secret_free_command([executable, *pre.command[1:]])
-    secret_names += [n for n, v in sorted(pre.built.injected.items()) if recorded(n, v) != v]
     if secret_names:
         lines += [
             "# Secrets never go into a unit file (anyone may read it): put "
@@ -60,22 +125,33 @@ def unit(loaded: LoadedProfile, pre: Preflight, cwd: Path) -> str:
             f"# into {secrets_file} (NAME=value lines, owned by root, mode 0600).",
             f"EnvironmentFile={secrets_file}",
         ]
-    for name, value in sorted(pre.built.injected.items()):
-        if name in secret_names:
+    # The profile's values are injected by envguard launch itself; what the caller's
+    # environment added beyond the profile is kept here (secrets excepted).
+    for name_, value in sorted(pre.built.environ.items()):
+        if name_ in pre.built.injected or name_ in secret_names or not _carried(name_):
             continue
-        assignment = _escape(f"{name}={value}").replace("\\", "\\\\").replace('"', '\\"')
-        lines.append(f'Environment="{assignment}"')
+        lines.append(f"Environment={_assignment(name_, value)}")
     lines += [
-        "ExecStart=" + " ".join(words),
+        "ExecStart=" + " ".join([*(quote_word(w) for w in launch), *server_words]),
         "KillMode=control-group",
         "Restart=on-failure",
         "RestartSec=10",
+        "TimeoutStartSec=infinity",  # envguard waits for health itself (--timeout)
         "TimeoutStopSec=60",
         "",
         "[Install]",
         "WantedBy=multi-user.target",
     ]
     return "\n".join(lines) + "\n"
+
+
+# What the server needs from the caller's environment to find itself: its PATH (the
+# server's venv), its libraries and home. Anything else of the caller's stays out.
+_CARRIED = frozenset({"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "HOME", "LANG", "LC_ALL"})
+
+
+def _carried(name: str) -> bool:
+    return name in _CARRIED
 
 
 def _secret_free_command(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -365,40 +365,71 @@ def test_forbidden_line_in_an_nccl_config_file_is_neutralised(
     envguard("stop", "--pid-file", "envguard-p.pid")
 
 
-def test_print_systemd(envguard: Run, tmp_path: Path) -> None:
-    result = envguard(
-        "launch",
-        "-p",
-        DEMO,
-        "--print-systemd",
-        "--",
-        sys.executable,
-        "-m",
-        "envguard.testing.standin",
-        "--title-prefix",
-        "a b%c::",
-    )
-    assert result.returncode == 0, result.stderr
-    unit = result.stdout
-    assert (
-        "\n".join(
-            f'Environment="{k}={v}"' for k, v in sorted({**TUNED_NCCL, "SPT_NOENV": "1"}.items())
-        )
-        in unit
-    )
-    assert (
-        f'ExecStart={sys.executable} -m envguard.testing.standin --title-prefix "a b%%c::"' in unit
-    )
-    assert "KillMode=control-group\nRestart=on-failure\n" in unit
+def verify_unit(unit: str, tmp_path: Path, name: str = "envguard-demo.service") -> None:
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
         pytest.skip("systemd-analyze is not installed (apt-get install systemd): unit not verified")
-    path = tmp_path / "envguard-demo.service"
+    path = tmp_path / name
     path.write_text(unit)
     verified = subprocess.run(
         [analyze, "verify", "--man=no", str(path)], capture_output=True, text=True
     )
     assert verified.returncode == 0, verified.stderr
+
+
+def test_print_systemd_runs_the_server_through_envguard_launch(
+    envguard: Run, tmp_path: Path
+) -> None:
+    result = envguard(
+        "launch", "-p", DEMO, "--print-systemd",
+        "--", sys.executable, "-m", "envguard.testing.standin", "--title-prefix", "a b%c::",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    unit = result.stdout
+    envguard_script = Path(sys.executable).with_name("envguard")
+    assert (
+        f"ExecStart={envguard_script} launch -p {PROFILES / 'demo.toml'} --pid-file "
+        f"/run/envguard/demo.pid -- {sys.executable} -m envguard.testing.standin "
+        '--title-prefix "a b%%c::"\n'
+    ) in unit
+    # The profile's values are injected by envguard launch; the unit does not repeat them.
+    assert "NCCL_" not in unit.split("[Service]")[1]
+    assert "KillMode=control-group\nRestart=on-failure\n" in unit
+    verify_unit(unit, tmp_path)
+
+
+def test_the_servers_interpreter_is_found_on_the_servers_path(
+    envguard: Run, tmp_path: Path
+) -> None:
+    server_bin = tmp_path / "server-venv" / "bin"
+    server_bin.mkdir(parents=True)
+    (server_bin / "python3").symlink_to(sys.executable)
+    path = f"{server_bin}:{os.environ['PATH']}"
+    result = envguard(
+        "launch", "-p", DEMO, "--print-systemd", "--", "python3", "-m", "envguard.testing.standin",
+        env={"PATH": path},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert f"-- {server_bin / 'python3'} -m envguard.testing.standin" in result.stdout
+    assert f'Environment="PATH={path}"' in result.stdout
+    verify_unit(result.stdout, tmp_path)
+
+
+def test_a_unit_with_newlines_in_its_values_is_still_valid(envguard: Run, tmp_path: Path) -> None:
+    profile = tmp_path / "multi.toml"
+    profile.write_text(
+        'schema_version = 1\nname = "multi"\nversion = 1\n'
+        'description = """two\nlines % and $HOME"""\n'
+    )
+    template = "{% for m in messages %}\n{{ m.content }}\n{% endfor %}"
+    result = envguard(
+        "launch", "-p", str(profile), "--print-systemd",
+        "--", sys.executable, "-c", "pass", "--chat-template", template,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Description=multi@1: two lines %% and $HOME\n" in result.stdout
+    assert '"{%% for m in messages %%}\\n{{ m.content }}\\n{%% endfor %%}"' in result.stdout
+    verify_unit(result.stdout, tmp_path, "envguard-multi.service")
 
 
 def test_a_command_that_does_not_exist(envguard: Run, tmp_path: Path) -> None:
