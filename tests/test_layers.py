@@ -15,6 +15,7 @@ LAYERS: list[set[str]] = [
     {"__main__"},
     {"cli"},
     {"commands"},
+    {"demo"},  # a scenario that composes the engines (envguard demo)
     {"launching", "benchmarking", "ledger", "watching", "checking", "capturing", "testing"},
     {"render"},
     {"evaluation", "fingerprint"},

@@ -102,14 +102,22 @@ def refuse_or_force(loaded: LoadedProfile, pre: Preflight, force: bool, echo: Ec
         )
 
 
-def launch(profile_path: str, command: list[str], options: LaunchOptions, echo: Echo) -> int:
-    """Start the server as the profile says; return envguard's exit code."""
+def launch(
+    profile_path: str,
+    command: list[str],
+    options: LaunchOptions,
+    echo: Echo,
+    environ: dict[str, str] | None = None,
+) -> int:
+    """Start the server as the profile says; return envguard's exit code. The server's
+    environment is built from `environ` (default: this process's) and the profile."""
     from envguard.launching.preflight import preflight
     from envguard.profile.loader import load_profile
 
     loaded = load_profile(profile_path)
     command = resolve_command(loaded, command)
-    pre = preflight(loaded.profile, command, dict(os.environ), clean_env=options.clean_env)
+    base = dict(os.environ if environ is None else environ)
+    pre = preflight(loaded.profile, command, base, clean_env=options.clean_env)
     report_preflight(loaded, pre, echo)
     if pre.findings:
         refuse_or_force(loaded, pre, options.force, echo)

@@ -15,6 +15,7 @@ Prints `ready <pid>` once every worker is up; SIGTERM stops the tree (unless --i
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import signal
@@ -23,6 +24,10 @@ import threading
 import time
 from multiprocessing.connection import Connection
 from typing import IO
+
+from envguard.knowledge.servers import is_rank
+from envguard.probes.process import process_tree
+from envguard.testing.tuned import TUNED_NCCL
 
 _state = {"healthy": False}
 
@@ -74,6 +79,19 @@ def _serve(port: int, server_info: str | None) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
 
 
+def report_speed(pid: int) -> None:
+    """The stand-in's "benchmark": print as JSON the tok/s that the real 8-GPU server
+    measured in the setup the stand-in tree at `pid` now has (88.8 with the six tuned NCCL
+    variables on every rank, 62.9 without them). A CPU cannot measure it; it can tell which
+    of the two setups it is looking at, from the workers' environments."""
+    snapshots, _ = process_tree(pid)
+    ranks = [s for s in snapshots if is_rank(s.role)]
+    tuned = bool(ranks) and all(
+        all((s.environ or {}).get(k) == v for k, v in TUNED_NCCL.items()) for s in ranks
+    )
+    print(json.dumps({"tok_s": 88.8 if tuned else 62.9}), flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--schedulers", type=int, default=2)
@@ -96,7 +114,13 @@ def main(argv: list[str] | None = None) -> None:
         help="exit with status 3 this long after start, before becoming healthy",
     )
     parser.add_argument("--ignore-term", action="store_true", help="ignore SIGTERM (the launcher)")
+    parser.add_argument(
+        "--report-speed", type=int, metavar="PID", help="print the tok/s of the tree at PID, exit"
+    )
     args = parser.parse_args(argv)
+    if args.report_speed:
+        report_speed(args.report_speed)
+        return
     started = time.monotonic()
     print(f"standin {os.getpid()} starting", flush=True)
     if args.port:
