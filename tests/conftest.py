@@ -96,6 +96,25 @@ def write_profile(tmp_path: Path) -> Callable[..., Path]:
 
 
 @pytest.fixture
+def spawn() -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Start `python -c CODE` processes with crafted environments (tests/builders.py);
+    kill them afterwards."""
+    from tests.builders import python_process
+
+    started: list[subprocess.Popen[str]] = []
+
+    def start(code: str, env: dict[str, str], **popen: object) -> subprocess.Popen[str]:
+        process = python_process(code, env, **popen)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
 

@@ -88,16 +88,19 @@ def port_in_use(host: str | None, port: int) -> bool:
     return False
 
 
-def refuse_or_force(loaded: LoadedProfile, pre: Preflight, force: bool, echo: Echo) -> None:
-    """Show the preflight's findings; raise Refused unless --force."""
-    verb = "starting anyway (--force)" if force else "refusing to start"
+def refuse_or_force(
+    loaded: LoadedProfile, pre: Preflight, force: bool, echo: Echo, what: str = "start"
+) -> None:
+    """Show the preflight's findings; raise Refused unless --force. `what` is done anyway
+    with --force (start the server, write its unit)."""
+    verb = f"going on to {what} anyway (--force)" if force else f"refusing to {what}"
     echo(f"{verb}: {len(pre.findings)} findings against {loaded.label}")
     for line in findings_text(pre):
         echo(line)
     if not force:
         raise Refused(
             "the command or its environment contradicts the profile",
-            hint="fix the findings above, or add --force to start anyway "
+            hint=f"fix the findings above, or add --force to {what} anyway "
             "(recorded in the manifest)",
         )
 

@@ -19,10 +19,9 @@ import sys
 from pathlib import Path
 
 from envguard import __version__
-from envguard.errors import Refused
 from envguard.knowledge.redaction import REDACTED, recorded, redact_argv
 from envguard.launching.preflight import Preflight, preflight
-from envguard.launching.report import Echo, findings_text
+from envguard.launching.report import Echo
 from envguard.launching.supervise import executable
 from envguard.profile.loader import LoadedProfile, load_profile
 
@@ -56,7 +55,7 @@ def one_line(text: str) -> str:
 
 def print_systemd(profile: str, command: list[str], force: bool, echo: Echo) -> str:
     """The unit for `envguard launch -p PROFILE -- COMMAND`; refused as launch would refuse."""
-    from envguard.launching.run import resolve_command
+    from envguard.launching.run import refuse_or_force, resolve_command
 
     loaded = load_profile(profile)
     argv = resolve_command(loaded, command)
@@ -64,15 +63,7 @@ def print_systemd(profile: str, command: list[str], force: bool, echo: Echo) -> 
     # the server's interpreter (the server's venv, not envguard's).
     pre = preflight(loaded.profile, argv, dict(os.environ))
     if pre.findings:
-        verb = "writing it anyway (--force)" if force else "refusing to write a unit"
-        echo(f"{verb}: {len(pre.findings)} findings against {loaded.label}")
-        for line in findings_text(pre):
-            echo(line)
-        if not force:
-            raise Refused(
-                "the command or its environment contradicts the profile",
-                hint="fix the findings above, or add --force",
-            )
+        refuse_or_force(loaded, pre, force, echo, what="write its unit")
     return unit(loaded, pre, Path.cwd())
 
 

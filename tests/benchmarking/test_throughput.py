@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 
 import pytest
 
 from envguard.benchmarking.throughput import measure
 from envguard.errors import EnvguardError
+from tests.builders import http_server
 
 
 class FakeInference(BaseHTTPRequestHandler):
@@ -59,11 +59,9 @@ class FakeInference(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeInference)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
     FakeInference.requests = []
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with http_server(FakeInference) as url:
+        yield url
 
 
 @pytest.mark.parametrize("api", ["completions", "generate"])

@@ -6,13 +6,13 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from envguard.ledger.store import Ledger
 from tests.benchmarking.test_throughput import FakeInference
+from tests.builders import http_server
 from tests.conftest import PROFILES, StandIn, envguard_process
 
 DEMO = str(PROFILES / "demo.toml")
@@ -122,12 +122,8 @@ def test_an_unwritable_ledger_keeps_the_result_in_a_file(
 
 @pytest.fixture
 def inference() -> Iterator[int]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), FakeInference)
-    import threading
-
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield int(httpd.server_address[1])
-    httpd.shutdown()
+    with http_server(FakeInference) as url:
+        yield int(url.rsplit(":", 1)[1])
 
 
 def test_throughput_probe_is_recorded(

@@ -4,31 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
 
+from tests.builders import free_port, tuned_launch
 from tests.conftest import FAKE_SITE, PROFILES, StandIn, run_cli
 
 SEED = PROFILES / "kimi-k2.5-int4-tp8.toml"
-SEED_ARGS = [
-    "--model-path",
-    "/models/kimi-k2.5-int4",
-    "--trust-remote-code",
-    "--host",
-    "0.0.0.0",
-    "--num-continuous-decode-steps",
-    "4",
-    "--disable-custom-all-reduce",
-]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+SEED_ARGS = tuned_launch(without=("--tp-size", "--mem-fraction-static", "--port"))
 
 
 def seed_on(port: int, write_profile: Callable[..., Path], extra: str = "") -> Path:

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,16 +18,11 @@ from pathlib import Path
 import pytest
 
 from envguard.testing.tuned import TUNED_NCCL
+from tests.builders import free_port, tuned_launch
 from tests.conftest import FAKE_SITE, PROFILES, envguard_process
 
 DEMO = str(PROFILES / "demo.toml")
 SEED = str(PROFILES / "kimi-k2.5-int4-tp8.toml")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def with_marker(marker: str) -> list[str]:
@@ -158,27 +152,11 @@ def test_not_healthy_in_time_leaves_it_running_and_says_how_to_stop(
 
 
 def test_refuses_a_command_that_contradicts_the_profile(envguard: Run, marker: str) -> None:
+    # The tuned line, but --tp 4 against the profile's tp-size 8 (and an abbreviation).
     command = [
-        sys.executable,
-        "-m",
-        "sglang.launch_server",
-        "--model-path",
-        "/models/kimi-k2.5-int4",
-        "--trust-remote-code",
-        "--tp",
-        "4",
-        "--mem-frac",
-        "0.88",
-        "--port",
-        "8000",
-        "--host",
-        "0.0.0.0",
-        "--num-continuous-decode-steps",
-        "4",
-        "--disable-custom-all-reduce",
-        "--served-model-name",
-        marker,
-    ]
+        sys.executable, "-m", "sglang.launch_server",
+        *tuned_launch(without=("--tp-size",), extra=("--tp", "4", "--served-model-name", marker)),
+    ]  # fmt: skip
     env = {"PYTHONPATH": str(FAKE_SITE), "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1"}
     result = envguard("launch", "-p", SEED, "--detach", "--", *command, env=env)
     assert result.returncode == 1
@@ -461,26 +439,9 @@ def test_an_sglang_launch_that_matches_its_profile(
         f"[server]\ncommand = []\n[server.flags]\nport = {port}\n"
     )
     command = [
-        sys.executable,
-        "-m",
-        "sglang.launch_server",
-        "--model-path",
-        "/models/kimi-k2.5-int4",
-        "--trust-remote-code",
-        "--tp",
-        "8",
-        "--mem-frac",
-        "0.88",
-        "--host",
-        "0.0.0.0",
-        "--port",
-        str(port),
-        "--num-continuous-decode-steps",
-        "4",
-        "--disable-custom-all-reduce",
-        "--served-model-name",
-        marker,
-    ]
+        sys.executable, "-m", "sglang.launch_server",
+        *tuned_launch(port=port, extra=("--served-model-name", marker)),
+    ]  # fmt: skip
     env = {
         "PYTHONPATH": str(FAKE_SITE),
         "STANDIN_HTTP": "1",

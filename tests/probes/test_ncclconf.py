@@ -5,8 +5,7 @@ from __future__ import annotations
 import ctypes.util
 import shutil
 import subprocess
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -104,57 +103,38 @@ def test_precedence_environment_then_user_file_then_etc(root: Path) -> None:
     assert blocked == {"NCCL_ALGO": Setting("", "environ")}
 
 
-@pytest.fixture
-def sleeper() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(env: dict[str, str], code: str = "") -> subprocess.Popen[bytes]:
-        script = (
-            code + "; " if code else ""
-        ) + "import time; print('up', flush=True); time.sleep(60)"
-        proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE)
-        started.append(proc)
-        assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
-        return proc
-
-    yield start
-    for proc in started:
-        proc.kill()
-        proc.wait()
-
-
 def test_files_are_read_through_the_process_root(
-    tmp_path: Path, sleeper: Callable[..., subprocess.Popen[bytes]]
+    tmp_path: Path, spawn: Callable[..., subprocess.Popen[str]]
 ) -> None:
     conf = tmp_path / "nccl.conf"
     conf.write_text("NCCL_ALGO=Ring\n")
-    proc = sleeper({"NCCL_CONF_FILE": str(conf)})
+    proc = spawn("", {"NCCL_CONF_FILE": str(conf)})
     observed = observe(proc.pid).processes[0]
     assert observed.config_files[0] == ConfigFile(str(conf), "read", {"NCCL_ALGO": "Ring"})
     assert observed.effective is not None
     assert observed.effective["NCCL_ALGO"] == Setting("Ring", str(conf))
 
 
-def test_env_plugin_named_or_disabled(sleeper: Callable[..., subprocess.Popen[bytes]]) -> None:
-    named = sleeper({"NCCL_ENV_PLUGIN": "libmy-env.so"})
-    disabled = sleeper({"NCCL_ENV_PLUGIN": "none"})
+def test_env_plugin_named_or_disabled(spawn: Callable[..., subprocess.Popen[str]]) -> None:
+    named = spawn("", {"NCCL_ENV_PLUGIN": "libmy-env.so"})
+    disabled = spawn("", {"NCCL_ENV_PLUGIN": "none"})
     assert observe(named.pid).processes[0].env_plugin == "NCCL_ENV_PLUGIN=libmy-env.so (environ)"
     assert observe(disabled.pid, config_root=Path("/nonexistent")).processes[0].env_plugin is None
 
 
 def test_env_plugin_installed_on_the_library_path(
-    tmp_path: Path, sleeper: Callable[..., subprocess.Popen[bytes]]
+    tmp_path: Path, spawn: Callable[..., subprocess.Popen[str]]
 ) -> None:
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "libnccl-env.so").write_bytes(b"")
-    proc = sleeper({"LD_LIBRARY_PATH": str(tmp_path / "lib")})
+    proc = spawn("", {"LD_LIBRARY_PATH": str(tmp_path / "lib")})
     assert observe(proc.pid).processes[0].env_plugin == (
         f"{tmp_path / 'lib' / 'libnccl-env.so'} is installed"
     )
 
 
 def test_env_plugin_loaded_into_the_process(
-    tmp_path: Path, sleeper: Callable[..., subprocess.Popen[bytes]]
+    tmp_path: Path, spawn: Callable[..., subprocess.Popen[str]]
 ) -> None:
     library = ctypes.util.find_library("m")
     assert library is not None
@@ -175,7 +155,7 @@ def test_env_plugin_loaded_into_the_process(
     plugin = tmp_path / "hidden" / "libnccl-env.so"
     plugin.parent.mkdir()
     shutil.copy(found, plugin)
-    proc = sleeper({}, f"import ctypes; ctypes.CDLL({str(plugin)!r})")
+    proc = spawn(f"import ctypes; ctypes.CDLL({str(plugin)!r})", {})
     observed = observe(proc.pid, config_root=tmp_path / "empty-root").processes[0]
     assert observed.env_plugin == f"{plugin} is loaded"
     assert snapshot(proc.pid).environ_state == "empty"

@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from envguard.probes.server_info import fetch, local_host
+from tests.builders import http_server, static_handler
 
 
 def serving(paths: dict[str, bytes]) -> Iterator[int]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = paths.get(self.path)
-            self.send_response(200 if body is not None else 404)
-            self.send_header("Content-Length", str(len(body or b"")))
-            self.end_headers()
-            self.wfile.write(body or b"")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield int(httpd.server_address[1])
-    httpd.shutdown()
+    with http_server(static_handler(paths)) as url:
+        yield int(url.rsplit(":", 1)[1])
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -11,13 +10,8 @@ import pytest
 
 from envguard.errors import TargetError
 from envguard.probes.target import Target, resolve
+from tests.builders import free_port
 from tests.conftest import StandIn
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_by_port_finds_the_launcher_not_a_worker(standin: Callable[..., StandIn]) -> None:
