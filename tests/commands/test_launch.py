@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -265,7 +264,11 @@ def test_foreground_passes_the_exit_code_through_and_leaves_no_orphans(
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_foreground_forwards_signals_to_the_group(marker: str, tmp_path: Path, signum: int) -> None:
-    script = f"trap 'echo got-{signum}; exit 42' {signum.name[3:]}; sleep 300 & wait; echo {marker}"
+    # The shell says "ready" only once its trap is installed: no sleeping, no guessing.
+    script = (
+        f": {marker}; trap 'echo got-{signum}; exit 42' {signum.name[3:]}; echo ready; "
+        "sleep 300 & wait"
+    )
     launcher = subprocess.Popen(
         [sys.executable, "-m", "envguard", "launch", "-p", DEMO, "--", "sh", "-c", script],
         cwd=tmp_path,
@@ -274,10 +277,8 @@ def test_foreground_forwards_signals_to_the_group(marker: str, tmp_path: Path, s
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 20
-    while not with_marker(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)  # let the shell install its trap
+    assert launcher.stdout is not None
+    assert launcher.stdout.readline() == "ready\n"
     launcher.send_signal(signum)
     out, err = launcher.communicate(timeout=30)
     assert launcher.returncode == 42, err

@@ -7,7 +7,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -71,6 +70,7 @@ from envguard.ledger.store import Ledger
 sys.path.insert(0, {root!r})
 from tests.ledger.builders import record
 ledger = Ledger.open(__import__("pathlib").Path({path!r}))
+print("ready", file=sys.stderr, flush=True)  # opened; the first add comes next
 for i in range({count}):
     rid = ledger.add(record(metrics={{"writer": {writer}, "i": i}}))
     print(rid, flush=True)
@@ -132,10 +132,13 @@ def test_waits_for_a_busy_writer_instead_of_failing(tmp_path: Path) -> None:
             ),
         ],
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(0.5)
-    assert blocked.poll() is None  # waiting on the lock
+    assert blocked.stderr is not None and blocked.stderr.readline() == "ready\n"
+    # The writer's add now meets the held lock; SQLite's busy timeout (set by the ledger,
+    # not left at 0) makes it wait for the COMMIT below instead of failing at once.
+    assert Ledger.open(path, create=False).db.execute("PRAGMA busy_timeout").fetchone()[0] > 0
     holder.execute("COMMIT")
     out, _ = blocked.communicate(timeout=30)
     assert blocked.returncode == 0 and out.strip() == "1"

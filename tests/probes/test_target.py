@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable
 
 import pytest
@@ -26,35 +27,43 @@ def test_nothing_on_the_port() -> None:
         resolve(Target(port=port))
 
 
+def unique(word: str) -> str:
+    """A marker only this test's processes carry (another checkout's tests may run beside)."""
+    return f"{word}-{uuid.uuid4().hex[:10]}"
+
+
 def test_match_takes_the_top_of_the_tree(standin: Callable[..., StandIn]) -> None:
-    server = standin({}, "--schedulers", "2", "--title-prefix", "marker-7f3a::")
+    marker = unique("marker")
+    server = standin({}, "--schedulers", "2", "--title-prefix", f"{marker}::")
     # The workers' titles match too; only the launcher is the server.
-    assert resolve(Target(match="marker-7f3a|envguard.testing.standin")) == [server.pid]
+    assert resolve(Target(match=f"{marker}")) == [server.pid]
 
 
 def test_several_servers_are_listed_unless_all(standin: Callable[..., StandIn]) -> None:
-    one = standin({}, "--schedulers", "1", "--title-prefix", "twin-91c2::")
-    two = standin({}, "--schedulers", "1", "--title-prefix", "twin-91c2::")
+    twin = unique("twin")
+    one = standin({}, "--schedulers", "1", "--title-prefix", f"{twin}::")
+    two = standin({}, "--schedulers", "1", "--title-prefix", f"{twin}::")
     with pytest.raises(TargetError) as caught:
-        resolve(Target(match="standin.*twin-91c2"))
+        resolve(Target(match=f"standin.*{twin}"))
     message = caught.value.message
-    assert message.startswith(f"--match 'standin.*twin-91c2' matches 2 servers: {one.pid}: ")
+    assert message.startswith(f"--match 'standin.*{twin}' matches 2 servers: {one.pid}: ")
     assert f"; {two.pid}: " in message
-    assert resolve(Target(match="standin.*twin-91c2"), every_match=True) == [one.pid, two.pid]
+    assert resolve(Target(match=f"standin.*{twin}"), every_match=True) == [one.pid, two.pid]
 
 
 def test_match_does_not_find_the_shell_that_started_envguard() -> None:
+    marker = unique("self")
     script = (
         "from envguard.probes.target import Target, resolve\n"
-        "try:\n    resolve(Target(match='self-marker-5d1e'))\n"
+        f"try:\n    resolve(Target(match='{marker}'))\n"
         "except Exception as exc:\n    print(exc)\n"
     )
     result = subprocess.run(
-        ["sh", "-c", f'{sys.executable} -c "{script}" self-marker-5d1e'],
+        ["sh", "-c", f'{sys.executable} -c "{script}" {marker}'],
         capture_output=True,
         text=True,
     )
-    assert result.stdout == "no process command line matches 'self-marker-5d1e'\n"
+    assert result.stdout == f"no process command line matches '{marker}'\n"
 
 
 def test_bad_regex() -> None:
