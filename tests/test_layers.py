@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"probes"},
     {"profile"},
     {"flags", "knowledge"},
-    {"errors", "__init__"},
+    {"errors", "files", "__init__"},
 ]
 
 

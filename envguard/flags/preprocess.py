@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
 
+from envguard.files import read_regular
 from envguard.flags.catalog import Catalog
 from envguard.flags.parser import Origin, ParsedCommandLine, ServerRejects, parse_tokens
 from envguard.knowledge.redaction import redact_text
@@ -31,8 +32,7 @@ Token = tuple[str, Origin]
 
 
 def _read_default(path: str) -> str:
-    with open(path) as handle:  # noqa: PTH123 - a path string as the server gets it
-        return handle.read()
+    return read_regular(path).decode()
 
 
 def parse(
@@ -88,13 +88,42 @@ def _ignored_config_note(argv: list[str], catalog: Catalog, notes: list[str]) ->
             )
 
 
+# YAML aliases share one object for every reference, so a 1 KB "billion laughs" file loads
+# cheaply but expands exponentially once walked (turned into command-line tokens). A server
+# config is a flat mapping of a few hundred values; the walk is capped well above that.
+MAX_YAML_VALUES = 100_000
+
+
 def _load_yaml(path: str, reader: FileReader) -> Any:
     import yaml  # only when a server command line uses --config
 
     try:
-        return yaml.safe_load(reader(path))
+        data = yaml.safe_load(reader(path))
     except yaml.YAMLError as exc:
         raise ServerRejects(f"{path}: not valid YAML: {exc}") from None
+    except RecursionError:
+        raise ServerRejects(f"{path}: YAML nested too deeply") from None
+    if _expanded_size(data, MAX_YAML_VALUES) > MAX_YAML_VALUES:
+        raise ServerRejects(
+            f"{path}: more than {MAX_YAML_VALUES} values once its aliases are expanded "
+            "(a YAML alias bomb?); envguard does not expand it"
+        )
+    return data
+
+
+def _expanded_size(data: Any, budget: int) -> int:
+    """How many values `data` holds with shared references counted every time they are
+    reached (as expansion would), counting no further than `budget` + 1."""
+    count, stack = 0, [data]
+    while stack and count <= budget:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+            stack.extend(item.keys())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return count
 
 
 # --- SGLang -------------------------------------------------------------------------------

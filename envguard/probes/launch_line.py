@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from envguard.files import read_regular
 from envguard.flags.catalog import Catalog, choose_version, load
 from envguard.flags.parser import ParsedCommandLine
 from envguard.flags.recognise import LaunchCommand, recognise
@@ -57,7 +58,7 @@ def read_launch_line(
         full = PurePosixPath(path)
         if not full.is_absolute():
             full = PurePosixPath(cwd or "/") / full
-        return (root / str(full).lstrip("/")).read_text()
+        return read_regular(root / str(full).lstrip("/")).decode()
 
     parsed = parse(catalog, list(launch.args), read, subcommand=launch.subcommand)
     return LaunchObservation(pid, launch, catalog, installed, note, parsed)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from envguard.files import read_regular
 from envguard.knowledge.redaction import quoted
 
 FileState = Literal["read", "absent", "denied", "unreadable"]
@@ -75,7 +76,7 @@ def read_config_file(root: Path, path: str) -> ConfigFile:
     """Read `path` as the process sees it, under `root` (normally /proc/PID/root)."""
     target = root / PurePosixPath(path).relative_to("/")
     try:
-        text = target.read_bytes().decode("utf-8", "surrogateescape")
+        text = read_regular(target).decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         return ConfigFile(path, "absent")
     except PermissionError:
@@ -90,7 +91,7 @@ def home_directory(root: Path, uid: int, environ: dict[str, str] | None) -> str 
     """The home NCCL <= 2.29 uses: the passwd entry of the process's uid, as the process
     sees /etc/passwd; $HOME only when passwd has no entry."""
     try:
-        passwd = (root / "etc" / "passwd").read_text(errors="replace")
+        passwd = read_regular(root / "etc" / "passwd").decode(errors="replace")
     except OSError:
         passwd = ""
     for line in passwd.splitlines():

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from envguard.files import read_regular
+
 
 @dataclass(frozen=True)
 class InstalledVersion:
@@ -65,12 +67,12 @@ def installed_version(
 
 def _version_of(metadata: Path) -> str | None:
     try:
-        with metadata.open(errors="replace") as handle:
-            for line in handle:
-                if line.startswith("Version:"):
-                    return line.split(":", 1)[1].strip()
-                if not line.strip():
-                    break  # the headers end at the first blank line
+        text = read_regular(metadata).decode(errors="replace")
     except OSError:
         return None
+    for line in text.splitlines():
+        if line.startswith("Version:"):
+            return line.split(":", 1)[1].strip()
+        if not line.strip():
+            break  # the headers end at the first blank line
     return None

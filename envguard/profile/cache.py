@@ -51,7 +51,11 @@ def _entry(path: Path) -> Path | None:
     directory = cache_dir()
     if directory is None:
         return None
-    key = zlib.crc32(str(path.resolve()).encode()).to_bytes(4, "big").hex() + "-" + path.name
+    try:
+        resolved = path.resolve()
+    except (RuntimeError, OSError):
+        return None
+    key = zlib.crc32(str(resolved).encode()).to_bytes(4, "big").hex() + "-" + path.name
     return directory / f"{key}.json"
 
 

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from envguard.errors import ProfileError
+from envguard.files import read_regular
 from envguard.profile.locate import locate
 from envguard.profile.schema import SCHEMA_VERSION, Profile
 
+MAX_EXTENDS_DEPTH = 32  # far beyond base -> family -> model; keeps recursion bounded
 FORMAT_HINT = "see `envguard profile schema` and the README section 'Profiles'"
 
 
@@ -36,16 +38,35 @@ def load_profile(path: str | Path, *, use_cache: bool = True) -> LoadedProfile:
     """Load and validate the profile at `path` (or a profile name: envguard.profile.locate),
     raising ProfileError with every problem."""
     path = locate(path)
+    _resolvable(path)
     if use_cache:
         from envguard.profile import cache
 
         cached = cache.get(Path(path))
         if cached is not None:
             return LoadedProfile(cached.profile, str(path), cached.chain, cached.digest)
-    loaded = _load_uncached(Path(path))
+    try:
+        loaded = _load_uncached(Path(path))
+    except RecursionError:
+        raise ProfileError(
+            f"{path}: nested too deeply to be a profile",
+            hint="a profile is a few flat tables; check the file",
+        ) from None
     if use_cache:
         cache.put(Path(path), cache.Cached(loaded.profile, loaded.chain, loaded.digest))
     return loaded
+
+
+def _resolvable(path: Path) -> Path:
+    """The absolute path, or a ProfileError for a symlink loop (Path.resolve raises
+    RuntimeError for one on Python 3.11, OSError on 3.13)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:
+        raise ProfileError(
+            f"{path}: cannot resolve the path ({exc})",
+            hint="a symbolic link points at itself or a loop of links: fix or remove it",
+        ) from None
 
 
 def _load_uncached(path: Path) -> LoadedProfile:
@@ -86,7 +107,12 @@ def _collect(
     seen: set[Path],
 ) -> None:
     """Read `path` and its bases depth-first, bases before the file that extends them."""
-    resolved = path.resolve()
+    resolved = _resolvable(path)
+    if len(stack) >= MAX_EXTENDS_DEPTH:
+        raise ProfileError(
+            f"{stack[0]}: extends is more than {MAX_EXTENDS_DEPTH} files deep (at {path})",
+            hint="a hardware base and a model leaf need two or three levels; check the chain",
+        )
     if resolved in stack:
         cycle = " -> ".join(str(p) for p in (*stack, resolved))
         raise ProfileError(
@@ -117,7 +143,7 @@ def _collect(
 
 def _read_bytes(path: Path, stack: tuple[Path, ...]) -> bytes:
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except FileNotFoundError:
         raise ProfileError(
             f"{path}: no such profile file",
