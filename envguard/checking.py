@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from envguard.evaluation.findings import Finding
 from envguard.evaluation.report import CheckReport
 from envguard.probes.observe import ProcessObservation
+from envguard.probes.process import children_map
 from envguard.probes.target import Target, resolve
 
 if TYPE_CHECKING:
@@ -43,8 +44,10 @@ def check(
     processes: list[ProcessObservation] = []
     findings: list[Finding] = []
     launches: list[LaunchObservation] = []
+    # Many servers (--all): one scan of /proc serves every tree.
+    children = children_map() if len(pids) > 1 else None
     for pid in pids:
-        observation = observe(pid, config_root=config_root)
+        observation = observe(pid, config_root=config_root, children=children)
         processes += observation.processes
         findings += evaluate(loaded.profile, observation)
         if checks_flags or read_launch:

@@ -50,13 +50,15 @@ class Observation(NamedTuple):
     vanished: tuple[int, ...]  # descendants that exited while the tree was read
 
 
-def observe(pid: int, *, config_root: Path | None = None) -> Observation:
+def observe(
+    pid: int, *, config_root: Path | None = None, children: dict[int, list[int]] | None = None
+) -> Observation:
     """Read the process tree of `pid` and the NCCL settings each process will see.
 
     `config_root` replaces each process's own root (/proc/PID/root) for config files
     and libraries: tests and `--config-root` use it to read a prepared tree instead.
     """
-    snapshots, vanished = process_tree(pid)
+    snapshots, vanished = process_tree(pid, children)
     files_seen: dict[tuple[object, ...], tuple[ConfigFile, ...]] = {}
     processes = []
     for snap in snapshots:

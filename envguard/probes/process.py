@@ -157,17 +157,32 @@ def access_hint(uid: int) -> str:
     return f"run as root or as uid {uid}"
 
 
-def descendants(pid: int) -> list[int]:
-    """Every descendant of `pid`, parents before children, from one pass over /proc."""
-    children: dict[int, list[int]] = {}
+def parents() -> dict[int, int]:
+    """pid -> ppid of every process now, from one pass over /proc."""
+    table: dict[int, int] = {}
     for entry in os.scandir(PROC):
         if not entry.name.isdigit():
             continue
         try:
-            ppid = int(stat_fields(int(entry.name))[1])
+            table[int(entry.name)] = int(stat_fields(int(entry.name))[1])
         except (OSError, ValueError, IndexError):
             continue  # exited between listing and reading: not part of the tree any more
-        children.setdefault(ppid, []).append(int(entry.name))
+    return table
+
+
+def children_map(table: dict[int, int] | None = None) -> dict[int, list[int]]:
+    """ppid -> its children, from `table` (one scan of /proc when not given)."""
+    children: dict[int, list[int]] = {}
+    for pid, ppid in (parents() if table is None else table).items():
+        children.setdefault(ppid, []).append(pid)
+    return children
+
+
+def descendants(pid: int, children: dict[int, list[int]] | None = None) -> list[int]:
+    """Every descendant of `pid`, parents before children. Give `children` (children_map)
+    when walking many trees: one scan of /proc for all of them."""
+    if children is None:
+        children = children_map()
     found: list[int] = []
     queue = sorted(children.get(pid, []))
     while queue:
@@ -177,7 +192,9 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def process_tree(pid: int) -> tuple[list[ProcessSnapshot], list[int]]:
+def process_tree(
+    pid: int, children: dict[int, list[int]] | None = None
+) -> tuple[list[ProcessSnapshot], list[int]]:
     """The target and all its descendants, and the descendants that exited while being
     read (reported, never silently dropped). The target is re-read last: if it died
     meanwhile, ProcessGone is raised."""
@@ -193,7 +210,7 @@ def process_tree(pid: int) -> tuple[list[ProcessSnapshot], list[int]]:
             hint=access_hint(root.uid),
         )
     snapshots, vanished = [root], []
-    for child in descendants(pid):
+    for child in descendants(pid, children):
         try:
             snapshots.append(snapshot(child))
         except ProcessGone:

@@ -1,4 +1,11 @@
-"""Find the server to check: by pid, by listening TCP port, or by command-line regex."""
+"""Find the server to check: by pid, by listening TCP port, or by command-line regex.
+
+A port is found the way `ss -ltnp` finds it: the LISTEN sockets of /proc/net/tcp and
+/proc/net/tcp6 (state 0A) give socket inodes, and the processes holding those inodes are
+found under /proc/PID/fd. One pass over /proc answers both --port and --match, however many
+processes there are. Several servers listening on one port (SO_REUSEPORT) or matching one
+pattern are an ambiguity to resolve, never a guess.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +13,12 @@ import os
 import re
 from typing import NamedTuple
 
-from envguard.errors import AccessDenied, TargetError
+from envguard.errors import AccessDenied, TargetError, UsageError
 from envguard.knowledge.redaction import redact_argv
-from envguard.probes.process import stat_fields
+from envguard.probes.process import PROC, parents, stat_fields
+
+LISTEN = "0A"  # include/net/tcp_states.h: TCP_LISTEN, as /proc/net/tcp prints it
+SHOWN = 10  # servers named in an ambiguity message; the rest are counted
 
 
 class Target(NamedTuple):
@@ -26,12 +36,23 @@ class Target(NamedTuple):
         return f"--match {self.match!r}"
 
 
+def compile_match(pattern: str) -> re.Pattern[str]:
+    """The --match pattern, or a usage error (exit 2) saying what is wrong with it."""
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(
+            f"--match {pattern!r} is not a valid regular expression: {exc}",
+            hint="quote the pattern for the shell; escape regex characters",
+        ) from None
+
+
 def resolve(target: Target, *, every_match: bool = False) -> list[int]:
     """The pid(s) of the server's top process. More than one only with `every_match`."""
     if target.pid is not None:
         return [target.pid]
     if target.port is not None:
-        return [_by_port(target.port)]
+        return _by_port(target.port, every_match)
     assert target.match is not None
     return _by_match(target.match, every_match)
 
@@ -52,55 +73,83 @@ def _topmost(pids: set[int], parent: dict[int, int]) -> list[int]:
     return sorted(pid for pid in pids if not has_ancestor_in_set(pid))
 
 
-def _by_port(port: int) -> int:
-    import psutil
+def listening_inodes(port: int) -> set[int]:
+    """Socket inodes listening on TCP `port` (IPv4 and IPv6) in this network namespace."""
+    inodes: set[int] = set()
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = (PROC / "net" / table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            # sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+            if len(fields) > 9 and fields[3] == LISTEN:
+                local_port = int(fields[1].rsplit(":", 1)[1], 16)
+                if local_port == port:
+                    inodes.add(int(fields[9]))
+    return inodes
 
-    try:
-        connections = psutil.net_connections(kind="tcp")
-    except psutil.AccessDenied:
-        raise AccessDenied(
-            f"listing sockets to find port {port} was refused",
-            hint="run as root, or give the server's --pid",
-        ) from None
-    listeners = [
-        c
-        for c in connections
-        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
-    ]
-    if not listeners:
+
+def socket_holders(inodes: set[int], pids: list[int]) -> tuple[set[int], int]:
+    """The pids holding any of `inodes` open, and how many processes could not be looked
+    into (another user's, without root)."""
+    wanted = {f"socket:[{inode}]" for inode in inodes}
+    holders: set[int] = set()
+    denied = 0
+    for pid in pids:
+        try:
+            with os.scandir(PROC / str(pid) / "fd") as entries:
+                for entry in entries:
+                    try:
+                        if os.readlink(entry.path) in wanted:  # noqa: PTH115 - thousands of calls
+                            holders.add(pid)
+                            break
+                    except OSError:
+                        continue  # closed meanwhile
+        except PermissionError:
+            denied += 1
+        except OSError:
+            continue  # exited meanwhile
+    return holders, denied
+
+
+def _by_port(port: int, every_match: bool) -> list[int]:
+    inodes = listening_inodes(port)
+    if not inodes:
         raise TargetError(
             f"nothing is listening on TCP port {port}",
             hint="is the server up? (`ss -ltnp`), or use --pid / --match",
         )
-    pids = {c.pid for c in listeners if c.pid is not None}
-    if not pids:
+    parent = parents()
+    holders, denied = socket_holders(inodes, sorted(parent))
+    if not holders:
         raise AccessDenied(
-            f"port {port} is held by another user's process",
+            f"port {port} is held by a process envguard may not look into"
+            + (f" ({denied} processes of other users)" if denied else ""),
             hint="run as root or as the server's user, or give --pid",
         )
-    parent = {p.pid: p.ppid() for p in map(psutil.Process, pids)}
-    return _topmost(pids, parent)[0]
+    tops = _topmost(holders, parent)
+    if len(tops) > 1 and not every_match:
+        raise TargetError(
+            f"port {port} has {len(tops)} servers listening (SO_REUSEPORT): "
+            + _listing(tops, {pid: _cmdline(pid) for pid in tops[:SHOWN]}),
+            hint="give the one to check with --pid, or add --all to check each",
+        )
+    return tops
 
 
 def _by_match(pattern: str, every_match: bool) -> list[int]:
-    import psutil
-
-    try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        raise TargetError(
-            f"--match {pattern!r} is not a valid regular expression: {exc}",
-            hint="quote the pattern for the shell; escape regex characters",
-        ) from None
+    regex = compile_match(pattern)
     own = _own_lineage()
-    parent: dict[int, int] = {}
+    parent = parents()
     matched: dict[int, list[str]] = {}
-    for proc in psutil.process_iter(["pid", "ppid", "cmdline"]):
-        info = proc.info
-        parent[info["pid"]] = info["ppid"] or 0
-        cmdline = info["cmdline"] or []
-        if info["pid"] not in own and cmdline and regex.search(" ".join(cmdline)):
-            matched[info["pid"]] = cmdline
+    for pid in parent:
+        if pid in own:
+            continue
+        cmdline = _cmdline(pid)
+        if cmdline and regex.search(" ".join(cmdline)):
+            matched[pid] = cmdline
     tops = _topmost(set(matched), parent)
     if not tops:
         raise TargetError(
@@ -108,12 +157,29 @@ def _by_match(pattern: str, every_match: bool) -> list[int]:
             hint="check with `pgrep -af PATTERN`, or use --pid / --port",
         )
     if len(tops) > 1 and not every_match:
-        listing = "; ".join(f"{pid}: {' '.join(redact_argv(matched[pid]))[:120]}" for pid in tops)
         raise TargetError(
-            f"--match {pattern!r} matches {len(tops)} servers: {listing}",
+            f"--match {pattern!r} matches {len(tops)} servers: " + _listing(tops, matched),
             hint="narrow the pattern, give --pid, or add --all to check each",
         )
     return tops
+
+
+def _listing(pids: list[int], commands: dict[int, list[str]]) -> str:
+    """The first few servers with their (redacted, shortened) command lines; a count of
+    the rest, so that 2,000 matches make one readable line."""
+    shown = "; ".join(
+        f"{pid}: {' '.join(redact_argv(commands.get(pid, [])))[:120]}" for pid in pids[:SHOWN]
+    )
+    rest = len(pids) - SHOWN
+    return shown + (f"; ... and {rest} more" if rest > 0 else "")
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        raw = (PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return []
+    return [os.fsdecode(part) for part in raw.rstrip(b"\0").split(b"\0") if part]
 
 
 def _own_lineage() -> set[int]:
@@ -125,6 +191,6 @@ def _own_lineage() -> set[int]:
         lineage.add(pid)
         try:
             pid = int(stat_fields(pid)[1])
-        except (OSError, ValueError):
+        except (OSError, ValueError, IndexError):
             break
     return lineage

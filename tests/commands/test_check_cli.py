@@ -319,8 +319,8 @@ def test_server_dies_while_being_read(
     server = standin(TUNED, "--schedulers", "1")
     real = process.descendants
 
-    def descendants_then_kill(pid: int) -> list[int]:
-        found = real(pid)
+    def descendants_then_kill(pid: int, children: object = None) -> list[int]:
+        found = real(pid, children)  # type: ignore[arg-type]
         server.process.kill()
         server.process.wait()
         return found

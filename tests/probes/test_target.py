@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from envguard.errors import TargetError
+from envguard.errors import TargetError, UsageError
 from envguard.probes.target import Target, resolve
 from tests.builders import free_port
 from tests.conftest import StandIn
@@ -66,6 +66,45 @@ def test_match_does_not_find_the_shell_that_started_envguard() -> None:
     assert result.stdout == f"no process command line matches '{marker}'\n"
 
 
-def test_bad_regex() -> None:
-    with pytest.raises(TargetError, match="is not a valid regular expression"):
+def test_bad_regex_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="is not a valid regular expression"):
         resolve(Target(match="(unclosed"))
+
+
+def test_the_port_lookup_agrees_with_psutil(standin: Callable[..., StandIn]) -> None:
+    """psutil is the oracle: envguard reads /proc/net/tcp{,6} and fds itself (~40 ms less)."""
+    psutil = pytest.importorskip("psutil")
+    port = free_port()
+    server = standin({}, "--port", str(port))
+    holders = {
+        c.pid for c in psutil.net_connections("tcp")
+        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
+    }  # fmt: skip
+    assert holders == {server.pid} == set(resolve(Target(port=port)))
+
+
+def test_several_listeners_on_one_port_are_an_ambiguity(spawn: Callable[..., object]) -> None:
+    port = free_port()
+    listen = (
+        "import socket; s = socket.socket(); "
+        "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1); "
+        f"s.bind(('127.0.0.1', {port})); s.listen()"
+    )
+    one = spawn(listen, {}, start_new_session=True)
+    two = spawn(listen, {}, start_new_session=True)
+    with pytest.raises(TargetError) as caught:
+        resolve(Target(port=port))
+    message = caught.value.message
+    assert message.startswith(f"port {port} has 2 servers listening (SO_REUSEPORT): ")
+    assert f"{one.pid}: " in message and f"{two.pid}: " in message  # type: ignore[attr-defined]
+    assert sorted(resolve(Target(port=port), every_match=True)) == sorted([one.pid, two.pid])  # type: ignore[attr-defined]
+
+
+def test_thousands_of_matches_are_summarised(spawn: Callable[..., object]) -> None:
+    marker = unique("many")
+    for _ in range(12):
+        spawn(f"'{marker}'", {}, start_new_session=True)
+    with pytest.raises(TargetError) as caught:
+        resolve(Target(match=marker))
+    assert caught.value.message.endswith("; ... and 2 more")
+    assert caught.value.message.count(marker) == 1 + 10  # the pattern, then ten servers
