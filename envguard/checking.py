@@ -44,11 +44,13 @@ def check(
     processes: list[ProcessObservation] = []
     findings: list[Finding] = []
     launches: list[LaunchObservation] = []
+    zombies: list[int] = []
     # Many servers (--all): one scan of /proc serves every tree.
     children = children_map() if len(pids) > 1 else None
     for pid in pids:
         observation = observe(pid, config_root=config_root, children=children)
         processes += observation.processes
+        zombies += observation.zombies
         findings += evaluate(loaded.profile, observation)
         if checks_flags or read_launch:
             from envguard.probes.launch_line import observe_launch
@@ -63,5 +65,11 @@ def check(
 
                 findings += evaluate_flags(server, launch, launcher.role)
     return CheckReport(
-        loaded, target, tuple(pids), tuple(processes), tuple(findings), tuple(launches)
+        loaded,
+        target,
+        tuple(pids),
+        tuple(processes),
+        tuple(findings),
+        tuple(launches),
+        tuple(zombies),
     )

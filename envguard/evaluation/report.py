@@ -25,6 +25,7 @@ class CheckReport:
     processes: tuple[ProcessObservation, ...]
     findings: tuple[Finding, ...]
     launches: tuple[LaunchObservation, ...] = ()  # when the profile has server flags
+    zombies: tuple[int, ...] = ()  # exited workers not yet reaped: noted, nothing to check
 
     @property
     def verdict(self) -> Verdict:

@@ -48,6 +48,7 @@ class Observation(NamedTuple):
     target_pid: int
     processes: tuple[ProcessObservation, ...]
     vanished: tuple[int, ...]  # descendants that exited while the tree was read
+    zombies: tuple[int, ...] = ()  # exited descendants not yet reaped: no environment left
 
 
 def observe(
@@ -58,7 +59,7 @@ def observe(
     `config_root` replaces each process's own root (/proc/PID/root) for config files
     and libraries: tests and `--config-root` use it to read a prepared tree instead.
     """
-    snapshots, vanished = process_tree(pid, children)
+    snapshots, vanished, zombies = process_tree(pid, children)
     files_seen: dict[tuple[object, ...], tuple[ConfigFile, ...]] = {}
     processes = []
     for snap in snapshots:
@@ -73,7 +74,7 @@ def observe(
         if key not in files_seen:
             files_seen[key] = tuple(config_files(root, snap.uid, snap.environ, snap.cwd))
         processes.append(observe_process(snap, root, files_seen[key]))
-    return Observation(pid, tuple(processes), tuple(vanished))
+    return Observation(pid, tuple(processes), tuple(vanished), tuple(zombies))
 
 
 def observe_process(

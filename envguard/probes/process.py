@@ -35,24 +35,35 @@ class ProcessSnapshot(NamedTuple):
 
 
 class ProcessGone(TargetError):
-    """The process exited while it was being read."""
+    """The process exited while it was being read (or is a zombie: exited, not yet reaped)."""
+
+    zombie = False
+
+
+class Zombie(ProcessGone):
+    """Exited and not yet reaped by its parent: it has no environment left to check."""
+
+    zombie = True
 
 
 def parse_environ(data: bytes) -> tuple[dict[str, str] | None, EnvironState]:
     """Split raw /proc/PID/environ bytes, telling a real environment from a clobbered one.
 
     A real environ is NUL-terminated KEY=VALUE strings. setproctitle overwrites the area
-    with the title's tail and NUL padding: empty entries or entries without '='.
+    with the title's tail and NUL padding: runs of NULs (empty entries), and few or no
+    entries with '='. One odd entry without '=' in a real environment (execve allows it) is
+    not that: getenv() never matches it, so it is skipped and the rest is checked.
     """
     if not data:
         return None, "empty"
     entries = data.split(b"\0")
     if entries[-1] == b"":
-        entries.pop()
-    if not entries or any(b"=" not in entry for entry in entries):
+        entries.pop()  # the one NUL that ends the last entry
+    assignments = [entry for entry in entries if b"=" in entry]
+    if not assignments or b"" in entries or len(assignments) * 2 < len(entries):
         return None, "clobbered"
     environ: dict[str, str] = {}
-    for entry in entries:
+    for entry in assignments:
         name, _, value = entry.partition(b"=")
         # First occurrence wins, as getenv() does.
         environ.setdefault(os.fsdecode(name), os.fsdecode(value))
@@ -91,7 +102,7 @@ def snapshot(pid: int, *, is_target: bool = False) -> ProcessSnapshot:
     try:
         fields = stat_fields(pid)
         if fields[0] in ("Z", "X"):
-            raise ProcessGone(
+            raise Zombie(
                 f"process {pid} has exited (zombie)", hint="check that the server is running"
             )
         uid = _uid(pid)
@@ -194,10 +205,11 @@ def descendants(pid: int, children: dict[int, list[int]] | None = None) -> list[
 
 def process_tree(
     pid: int, children: dict[int, list[int]] | None = None
-) -> tuple[list[ProcessSnapshot], list[int]]:
-    """The target and all its descendants, and the descendants that exited while being
-    read (reported, never silently dropped). The target is re-read last: if it died
-    meanwhile, ProcessGone is raised."""
+) -> tuple[list[ProcessSnapshot], list[int], list[int]]:
+    """The target and all its descendants; the descendants that exited while being read
+    (unverifiable: reported, never silently dropped); and zombie descendants (exited, not
+    yet reaped: nothing left to check, so noted, not a failure). The target is re-read
+    last: if it died meanwhile, ProcessGone is raised."""
     if not (PROC / str(pid)).exists():
         raise TargetError(
             f"no process with pid {pid}",
@@ -209,11 +221,13 @@ def process_tree(
             f"process {pid} belongs to uid {root.uid}; /proc/{pid}/environ is not readable",
             hint=access_hint(root.uid),
         )
-    snapshots, vanished = [root], []
+    snapshots: list[ProcessSnapshot] = [root]
+    vanished: list[int] = []
+    zombies: list[int] = []
     for child in descendants(pid, children):
         try:
             snapshots.append(snapshot(child))
-        except ProcessGone:
-            vanished.append(child)
+        except ProcessGone as gone:
+            (zombies if gone.zombie else vanished).append(child)
     snapshot(pid, is_target=True)  # raises ProcessGone if the server died meanwhile
-    return snapshots, vanished
+    return snapshots, vanished, zombies

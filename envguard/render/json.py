@@ -30,6 +30,7 @@ def check_dict(report: CheckReport) -> dict[str, Any]:
         },
         "target": report.target.describe(),
         "servers": list(report.server_pids),
+        "zombies": list(report.zombies),
         "processes": [
             {
                 "pid": p.process.pid,

@@ -77,6 +77,12 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
         lines += [line for f in server_wide for line in finding_lines(f)]
     if clean:
         lines += ["", "ok: " + ", ".join(clean)]
+    if report.zombies:
+        lines += [
+            "",
+            f"note: {len(report.zombies)} zombie processes ({', '.join(map(str, report.zombies))}):"
+            " exited and not yet reaped by their parent; nothing left in them to check",
+        ]
     lines += ["", last]
     return "\n".join(lines)
 

@@ -84,7 +84,7 @@ def report_speed(pid: int) -> None:
     measured in the setup the stand-in tree at `pid` now has (88.8 with the six tuned NCCL
     variables on every rank, 62.9 without them). A CPU cannot measure it; it can tell which
     of the two setups it is looking at, from the workers' environments."""
-    snapshots, _ = process_tree(pid)
+    snapshots, _, _ = process_tree(pid)
     ranks = [s for s in snapshots if is_rank(s.role)]
     tuned = bool(ranks) and all(
         all((s.environ or {}).get(k) == v for k, v in TUNED_NCCL.items()) for s in ranks

@@ -278,6 +278,7 @@ def test_json_document(runner: CliRunner, standin: Callable[..., StandIn]) -> No
         "profile",
         "target",
         "servers",
+        "zombies",
         "processes",
         "findings",
         "launches",

@@ -76,7 +76,7 @@ def test_first_occurrence_of_a_duplicate_name_wins() -> None:
 
 def test_stand_in_tree_has_sglang_roles(standin: Callable[..., StandIn]) -> None:
     server = standin({}, "--schedulers", "3")
-    snapshots, vanished = process_tree(server.pid)
+    snapshots, vanished, _ = process_tree(server.pid)
     roles = [s.role for s in snapshots]
     assert vanished == []
     assert roles[0] == "launcher"
@@ -123,8 +123,9 @@ def test_a_worker_that_exits_mid_read_is_reported_not_dropped(
         return real_snapshot(pid, is_target=is_target)
 
     monkeypatch.setattr(process, "snapshot", kill_then_read)
-    snapshots, vanished = process_tree(server.pid)
-    assert vanished == [victim]
+    snapshots, vanished, zombies = process_tree(server.pid)
+    # Gone, or a zombie its parent has not reaped yet: reported either way, never read.
+    assert vanished + zombies == [victim]
     assert victim not in [s.pid for s in snapshots]
 
 
@@ -161,3 +162,27 @@ def test_another_users_process_is_access_denied(
         f"process {proc.pid} belongs to uid 0; /proc/{proc.pid}/environ is not readable"
         "|run as root or as uid 0"
     )
+
+
+def test_one_entry_without_equals_is_skipped_not_a_clobbered_environ() -> None:
+    environ, state = parse_environ(b"NCCL_PROTO=LL\0ODD-ENTRY\0NCCL_ALGO=Tree\0")
+    assert state == "ok" and environ == {"NCCL_PROTO": "LL", "NCCL_ALGO": "Tree"}
+    # What setproctitle leaves: the title's tail and NUL padding.
+    assert parse_environ(b"heduler_TP0\0\0\0\0\0\0")[1] == "clobbered"
+    assert parse_environ(b"tail-of-a-title\0more\0")[1] == "clobbered"
+
+
+def test_a_zombie_worker_is_noted_not_a_failure(
+    spawn: Callable[..., subprocess.Popen[str]],
+) -> None:
+    # A parent that never reaps its exited child: the child stays a zombie.
+    parent = spawn(
+        "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'pass'])",
+        {"NCCL_PROTO": "LL"},
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        snapshots, vanished, zombies = process_tree(parent.pid)
+        if zombies:
+            break
+    assert len(zombies) == 1 and vanished == [] and [s.pid for s in snapshots] == [parent.pid]
