@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
-from envguard.errors import EnvguardError
+from envguard.errors import UsageError
 
 
 def parse_metric_options(options: tuple[str, ...] | list[str]) -> list[tuple[str, re.Pattern[str]]]:
@@ -15,19 +16,19 @@ def parse_metric_options(options: tuple[str, ...] | list[str]) -> list[tuple[str
     for option in options:
         name, sep, pattern = option.partition("=")
         if not sep or not name:
-            raise EnvguardError(
+            raise UsageError(
                 f"--metric {option!r}: expected NAME=REGEX",
                 hint="e.g. --metric 'tok_s=Overall tok/s: ([0-9.]+)'",
             )
         try:
             regex = re.compile(pattern)
         except re.error as exc:
-            raise EnvguardError(
+            raise UsageError(
                 f"--metric {name}: not a valid regular expression: {exc}",
                 hint="quote it for the shell",
             ) from None
         if regex.groups < 1:
-            raise EnvguardError(
+            raise UsageError(
                 f"--metric {name}: the regex needs a group around the number",
                 hint=f"e.g. --metric '{name}=: ([0-9.]+)'",
             )
@@ -40,7 +41,7 @@ def _numbers(value: Any, prefix: str = "") -> dict[str, float]:
     if isinstance(value, bool):
         return {}
     if isinstance(value, int | float):
-        return {prefix: float(value)} if prefix else {}
+        return {prefix: float(value)} if prefix else {}  # non-finite ones: see `unusable`
     if isinstance(value, dict):
         found: dict[str, float] = {}
         for key, item in value.items():
@@ -82,3 +83,13 @@ def extract(text: str, patterns: list[tuple[str, re.Pattern[str]]]) -> dict[str,
             except ValueError:
                 continue
     return metrics
+
+
+def unusable(metrics: dict[str, float]) -> tuple[dict[str, float], list[str]]:
+    """The finite metrics, and a reason for each NaN or infinite one: such a number is not a
+    result (and JSON has no way to write it)."""
+    finite = {k: v for k, v in metrics.items() if math.isfinite(v)}
+    reasons = [
+        f"metric {k} is {v} (not a finite number)" for k, v in metrics.items() if k not in finite
+    ]
+    return finite, reasons

@@ -109,7 +109,7 @@ def bench(
     """Check, run, check again, record. Returns envguard's exit code."""
     import socket
 
-    from envguard.benchmarking.metrics import extract, parse_metric_options
+    from envguard.benchmarking.metrics import extract, parse_metric_options, unusable
     from envguard.checking import check
     from envguard.evaluation.results import Record
     from envguard.fingerprint import fingerprint, observed_setup
@@ -175,6 +175,8 @@ def bench(
         reasons.append(f"the server could not be checked after the run: {exc.message}")
     else:
         reasons += changes(before, after, setup_fingerprint)
+    metrics, not_numbers = unusable(metrics)
+    reasons += not_numbers
     if not metrics and not reasons:
         reasons.append("no metrics: print a JSON object last, or give --metric NAME=REGEX")
     record = Record(

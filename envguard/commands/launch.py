@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from envguard.commands.options import Seconds
 from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
 
 
@@ -31,7 +32,7 @@ from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0),
+    type=Seconds(),
     default=DEFAULT_TIMEOUT,
     show_default=True,
     help="Seconds to wait for health.",

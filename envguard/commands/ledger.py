@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from envguard.commands.options import count
 from envguard.errors import ExitCode
 from envguard.render.ledger import comparison_text, metrics_text, record_dict, short_fingerprint
 
@@ -41,7 +42,7 @@ def ledger_group() -> None:
 @click.option("--profile", help="Only this profile (name).")
 @click.option("--fingerprint", help="Only this setup (a prefix of the fingerprint).")
 @click.option("--verdict", type=click.Choice(["valid", "refused"]))
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--limit", type=count(), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def list_command(
     ledger_path: Path | None,
@@ -57,7 +58,7 @@ def list_command(
         ledger.select(profile=profile, fingerprint=fingerprint, verdict=verdict, limit=limit)
     )
     if as_json:
-        click.echo(json.dumps([record_dict(r) for r in records], indent=2))
+        click.echo(json.dumps([record_dict(r) for r in records], indent=2, allow_nan=False))
         return
     for r in records:
         click.echo(
@@ -68,10 +69,12 @@ def list_command(
 
 @ledger_group.command("show")
 @ledger_option
-@click.argument("record_id", type=int)
+@click.argument("record_id", type=count())
 def show_command(ledger_path: Path | None, record_id: int) -> None:
     """One record, whole (JSON)."""
-    click.echo(json.dumps(record_dict(_open(ledger_path).get(record_id)), indent=2))
+    click.echo(
+        json.dumps(record_dict(_open(ledger_path).get(record_id)), indent=2, allow_nan=False)
+    )
 
 
 @ledger_group.command("export")
@@ -87,7 +90,7 @@ def export_command(
     """Every record (oldest first) as JSON or CSV, for spreadsheets and notebooks."""
     records = list(_open(ledger_path).select(profile=profile, verdict=verdict))[::-1]
     if fmt == "json":
-        click.echo(json.dumps([record_dict(r) for r in records], indent=2))
+        click.echo(json.dumps([record_dict(r) for r in records], indent=2, allow_nan=False))
         return
 
     columns = [
@@ -110,7 +113,9 @@ def export_command(
         row = record_dict(record)
         writer.writerow(
             {
-                c: json.dumps(row[c]) if isinstance(row[c], dict | list | tuple) else row[c]
+                c: json.dumps(row[c], allow_nan=False)
+                if isinstance(row[c], dict | list | tuple)
+                else row[c]
                 for c in columns
             }
         )
@@ -118,7 +123,7 @@ def export_command(
 
 @ledger_group.command("compare")
 @ledger_option
-@click.argument("records", nargs=-1, type=int, required=True)
+@click.argument("records", nargs=-1, type=count(), required=True)
 @click.option(
     "--vary",
     multiple=True,

@@ -1,9 +1,11 @@
-"""Options several commands share: how to name the server (--pid | --port | --match)."""
+"""Options several commands share: how to name the server (--pid | --port | --match), and
+the types that keep values sane (finite seconds, 64-bit ids)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -11,12 +13,34 @@ from envguard.probes.target import Target
 
 F = TypeVar("F", bound=Callable[..., object])
 
+INT64_MAX = 2**63 - 1  # SQLite's INTEGER; a larger id or limit is a usage error, not a crash
+
+
+class Seconds(click.FloatRange):
+    """A non-negative, finite number of seconds (`nan` would never time out)."""
+
+    name = "seconds"
+
+    def __init__(self) -> None:
+        super().__init__(min=0)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return seconds
+
+
+def count(minimum: int = 1) -> click.IntRange:
+    """A positive integer that fits SQLite's 64-bit INTEGER."""
+    return click.IntRange(minimum, INT64_MAX)
+
 
 def target_options(function: F) -> F:
     """--pid, --port and --match, exactly one of which the command must get."""
     for option in reversed(
         [
-            click.option("--pid", type=int, help="The server's top process."),
+            click.option("--pid", type=click.IntRange(1, 2**22), help="The server's top process."),
             click.option(
                 "--port", type=click.IntRange(1, 65535), help="Find the server by its TCP port."
             ),

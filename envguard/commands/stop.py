@@ -6,12 +6,14 @@ from pathlib import Path
 
 import click
 
+from envguard.commands.options import Seconds
+
 
 @click.command("stop")
 @click.option("--pid-file", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option(
     "--grace",
-    type=click.FloatRange(min=0),
+    type=Seconds(),
     default=30.0,
     show_default=True,
     help="Seconds between SIGTERM and SIGKILL.",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -253,6 +254,7 @@ def _redacted(record: Record) -> Record:
         record,
         reasons=tuple(redact_value(r) for r in record.reasons),
         command=tuple(redact_argv(record.command)),
+        metrics={k: v for k, v in record.metrics.items() if math.isfinite(v)},
         setup=clean(record.setup),
     )
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from envguard.evaluation.results import MISSING, Comparison, Record
 
 
 def record_dict(record: Record) -> dict[str, Any]:
-    return dataclasses.asdict(record)
+    """A record as JSON-able data; a NaN or infinite metric (stored by envguard 0.1) is null,
+    since JSON cannot write it."""
+    data = dataclasses.asdict(record)
+    data["metrics"] = {k: v if math.isfinite(v) else None for k, v in record.metrics.items()}
+    return data
 
 
 def short_fingerprint(fingerprint: str | None) -> str:

@@ -187,3 +187,29 @@ def test_a_setup_change_during_the_run_names_what_changed(
     assert result.returncode == 1, result.stderr
     [record] = records(tmp_path)
     assert record.reasons == ("the setup changed during the run: env.NCCL_IB_HCA",)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_a_metric_that_is_not_a_number_is_not_a_result(
+    tmp_path: Path, fake_sglang: Callable[..., StandIn], value: str
+) -> None:
+    server = fake_sglang("--model-path", "m")
+    script = f'print(\'{{"tok_s": {value}, "runs": 3}}\')'
+    result = bench(tmp_path, "--pid", str(server.pid), "--", sys.executable, "-c", script)
+    assert result.returncode == 1, result.stderr
+    assert "(not a finite number)" in result.stderr
+    [record] = records(tmp_path)
+    assert record.verdict == "refused" and record.metrics == {"runs": 3.0}  # type: ignore[attr-defined]
+    exported = envguard_process(tmp_path, "ledger", "export", "--ledger", "ledger.db")
+    assert json.loads(exported.stdout)[0]["metrics"] == {"runs": 3.0}
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    bad_metric = bench(tmp_path, "--pid", "1", "--metric", "x=(", "--", "true")
+    assert bad_metric.returncode == 2, bad_metric.stderr
+    assert "--metric x: not a valid regular expression" in bad_metric.stderr
+    for args in (["ledger", "show", str(2**64)], ["ledger", "list", "--limit", str(2**64)]):
+        result = envguard_process(tmp_path, *args)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    nan = envguard_process(tmp_path, "launch", "-p", DEMO, "--timeout", "nan", "--", "true")
+    assert nan.returncode == 2 and "not a finite number of seconds" in nan.stderr
