@@ -46,6 +46,8 @@ class EnvguardGroup(click.Group):
         """The one place envguard exits: a command returns its exit code or raises."""
         try:
             code = super().invoke(ctx)
+        except KeyboardInterrupt:
+            ctx.exit(130)  # Ctrl-C: quiet, as a shell reports it (click would say "Aborted!")
         except EnvguardError as exc:
             # The last guard for messages that quote a value (a URL, a file's line).
             for line in redact_value(exc.message).splitlines():
@@ -68,6 +70,3 @@ def cli() -> None:
     Exit codes: 0 ok, 1 drift (or a refused launch), 2 usage error,
     3 could not evaluate (bad profile, no such process, permission, unreadable).
     """
-
-
-main = cli

@@ -6,10 +6,11 @@ import json
 
 import click
 
+from envguard.commands.options import SERVER_COMMAND
 from envguard.errors import ExitCode
 
 
-@click.command("args", context_settings={"ignore_unknown_options": True})
+@click.command("args", context_settings=SERVER_COMMAND)
 @click.option("--server", type=click.Choice(["sglang", "vllm"]), required=True)
 @click.option("--version", "version", metavar="V", help="Server version (default: newest catalog).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")

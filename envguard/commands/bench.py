@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from envguard.commands.options import target_from, target_options
+from envguard.commands.options import SERVER_COMMAND, target_from, target_options
 
 
-@click.command("bench", context_settings={"ignore_unknown_options": True})
+@click.command("bench", context_settings=SERVER_COMMAND)
 @click.option("-p", "--profile", "profile_path", required=True, metavar="FILE")
 @target_options
 @click.option(

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
 
-from envguard.commands.options import Seconds
+from envguard.commands.options import SERVER_COMMAND, Seconds
 from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
 
 
-@click.command("launch", context_settings={"ignore_unknown_options": True})
+@click.command("launch", context_settings=SERVER_COMMAND)
 @click.option("-p", "--profile", "profile_path", required=True, metavar="FILE")
 @click.option(
     "--detach", is_flag=True, help="Run in the background: own session, log file, pid file."
@@ -71,7 +72,10 @@ def launch_command(
     from envguard.launching.run import launch
 
     def echo(line: str) -> None:
-        click.echo(line, err=True)  # progress and findings on stderr
+        # Progress and findings go to stderr. A reader that went away (a closed pipe) must
+        # not stop a launch half-way: the server would be left without its manifest.
+        with contextlib.suppress(OSError):
+            click.echo(line, err=True)
 
     if print_systemd:
         from envguard.launching.systemd import print_systemd as systemd_unit

@@ -13,6 +13,12 @@ from envguard.probes.target import Target
 
 F = TypeVar("F", bound=Callable[..., object])
 
+# Commands that take a server or benchmark command: the first argument that is not one of
+# envguard's options starts that command, with or without `--` (as nohup, timeout and
+# docker run read theirs): `launch -p P python3 -m http.server --force` gives --force to
+# the server, not to envguard.
+SERVER_COMMAND: dict[str, Any] = {"ignore_unknown_options": True, "allow_interspersed_args": False}
+
 INT64_MAX = 2**63 - 1  # SQLite's INTEGER; a larger id or limit is a usage error, not a crash
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
 
 from envguard.errors import EnvguardError, ExitCode, Refused, UsageError
 from envguard.knowledge.redaction import redact_value
@@ -75,6 +76,40 @@ def health_url_for(loaded: LoadedProfile, pre: Preflight, given: str | None) -> 
     return None
 
 
+def check_health_url(url: str) -> None:
+    """Refuse, before anything starts, a health URL that could never answer."""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        raise UsageError(
+            f"{url}: https health URLs are not polled (envguard does not verify the server's "
+            "certificate for it)",
+            hint="poll the server over plain http on its own host, e.g. "
+            "http://127.0.0.1:PORT/health",
+        )
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise UsageError(
+            f"{url}: not a usable health URL ({exc})", hint="fix --health-url"
+        ) from None
+    if parts.scheme != "http" or not parts.hostname or port == 0:
+        raise UsageError(
+            f"{url}: not a usable health URL", hint="e.g. --health-url http://127.0.0.1:8000/health"
+        )
+
+
+def _writable(path: Path, what: str, option: str) -> None:
+    """A file envguard must write after the server starts, checked before it starts."""
+    try:
+        with path.open("ab"):
+            pass
+    except OSError as exc:
+        raise EnvguardError(
+            f"{path}: cannot write the {what}: {exc.strerror}",
+            hint=f"give {option} in a directory that exists and is writable",
+        ) from None
+
+
 def port_in_use(host: str | None, port: int) -> bool:
     """Whether binding the server's address would fail (SO_REUSEADDR, as servers bind)."""
     import socket
@@ -125,10 +160,13 @@ def launch(
     if pre.findings:
         refuse_or_force(loaded, pre, options.force, echo)
     url = health_url_for(loaded, pre, options.health_url)
+    if url is not None:
+        check_health_url(url)
     if options.detach:
         name = loaded.profile.name
         pid_file = options.pid_file or Path(f"envguard-{name}.pid")
         log = options.log or Path(f"envguard-{name}.log")
+        _writable(log, "log file", "--log")
         return _detached(_Start(loaded, pre, options, pid_file, log, url, echo))
     return _foreground(_Start(loaded, pre, options, options.pid_file, None, url, echo))
 

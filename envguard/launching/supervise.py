@@ -60,7 +60,8 @@ def start_detached(command: list[str], environ: dict[str, str], log: Path, heade
     line, so the server outlives this process and the terminal (what `nohup ... &` did)."""
     program = executable(command[0], environ)
     with log.open("ab") as handle:
-        handle.write(header.encode() + b"\n")
+        # An argument that is not UTF-8 (bytes from the shell) is written escaped.
+        handle.write(header.encode("utf-8", "backslashreplace") + b"\n")
         handle.flush()
         actions = [
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),

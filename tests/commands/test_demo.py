@@ -26,7 +26,9 @@ def test_the_demo_tells_the_story_from_any_directory(tmp_path: Path) -> None:
 
 
 def test_without_setproctitle_the_demo_says_so(tmp_path: Path) -> None:
-    hide = "import sys; sys.modules['setproctitle'] = None; from envguard.cli import main; main()"
+    hide = (
+        "import sys; sys.modules['setproctitle'] = None; from envguard.__main__ import main; main()"
+    )
     result = subprocess.run(
         [sys.executable, "-c", hide, "demo"],
         cwd=tmp_path,
