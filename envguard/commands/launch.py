@@ -44,6 +44,13 @@ from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
     help="Start from an allowlist (PATH, HOME, LANG, ...), "
     "like a systemd service, instead of this shell's environment.",
 )
+@click.option(
+    "--grace",
+    type=Seconds(),
+    default=30.0,
+    show_default=True,
+    help="Foreground: seconds between a forwarded SIGTERM (or Ctrl-C) and SIGKILL.",
+)
 @click.option("--force", is_flag=True, help="Start even when the command contradicts the profile.")
 @click.option("--print-systemd", is_flag=True, help="Print an equivalent systemd unit and exit.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
@@ -55,6 +62,7 @@ def launch_command(
     health_url: str | None,
     timeout: float,
     clean_env: bool,
+    grace: float,
     force: bool,
     print_systemd: bool,
     command: tuple[str, ...],
@@ -82,6 +90,6 @@ def launch_command(
 
         click.echo(systemd_unit(profile_path, list(command), force, echo), nl=False)
         return 0
-    options = LaunchOptions(detach, log, pid_file, health_url, timeout, clean_env, force)
+    options = LaunchOptions(detach, log, pid_file, health_url, timeout, clean_env, force, grace)
     code = launch(profile_path, list(command), options, echo)
     return code

@@ -42,6 +42,7 @@ class LaunchOptions(NamedTuple):
     timeout: float = DEFAULT_TIMEOUT
     clean_env: bool = False
     force: bool = False
+    grace: float = 30.0  # seconds between a forwarded SIGTERM and SIGKILL (as stop's --grace)
 
 
 class _Start(NamedTuple):
@@ -239,14 +240,14 @@ def _foreground(run: _Start) -> int:
     child = _start_guarded(
         run, lambda: supervise.start_foreground(list(run.pre.command), run.pre.built.environ)
     )
-    restore = supervise.forward_signals(child)
+    restore = supervise.forward_signals(child, run.options.grace)
     try:
         run.echo(f"  started pid {child.pid} in the foreground (signals go to its group)")
         # Health, check and manifest are reported; the exit code is the server's own.
         _after_start(run, child, detached=False)
         return supervise.exit_status(child.wait())
     finally:
-        supervise.reap_group(child.pid)
+        supervise.reap_group(child.pid, run.options.grace)
         restore()
         if run.pid_file is not None:
             run.pid_file.unlink(missing_ok=True)

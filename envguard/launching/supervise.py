@@ -13,7 +13,19 @@ from pathlib import Path
 from envguard.errors import EnvguardError
 from envguard.probes.process import stat_fields
 
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# Every catchable signal whose default would end envguard: each is passed on to the
+# server's group, so envguard never dies and leaves the server orphaned (SIGQUIT and
+# SIGUSR1 did). The stopping ones start the grace period before SIGKILL.
+FORWARDED = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+    signal.SIGALRM,
+)
+STOPPING = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT})
 
 
 class Child:
@@ -76,17 +88,37 @@ def start_foreground(command: list[str], environ: dict[str, str]) -> Child:
     return Child(os.posix_spawn(executable(command[0], environ), command, environ, setpgroup=0))
 
 
-def forward_signals(child: Child) -> Callable[[], None]:
-    """Send SIGINT/SIGTERM/SIGHUP we receive to the child's process group; return a
-    function that restores the previous handlers."""
+def forward_signals(child: Child, grace: float = 30.0) -> Callable[[], None]:
+    """Send the signals we receive (FORWARDED) to the child's process group. After a
+    stopping one, the group gets SIGKILL once `grace` seconds pass, or at once on a second
+    stopping signal: a server that ignores SIGTERM cannot hold envguard up forever. Returns
+    a function that restores the previous handlers (and cancels a pending SIGKILL)."""
+    import threading
+
+    timers: list[threading.Timer] = []
+
+    def kill() -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
 
     def forward(signum: int, frame: object) -> None:
-        with contextlib.suppress(ProcessLookupError):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signum)
+        if signum not in STOPPING:
+            return
+        if timers:  # the second stopping signal: no more waiting
+            kill()
+            return
+        timer = threading.Timer(grace, kill)
+        timer.daemon = True
+        timer.start()
+        timers.append(timer)
 
     previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
 
     def restore() -> None:
+        for timer in timers:
+            timer.cancel()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 

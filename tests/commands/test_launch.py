@@ -262,7 +262,10 @@ def test_foreground_passes_the_exit_code_through_and_leaves_no_orphans(
     assert killed.returncode == 128 + signal.SIGKILL
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+@pytest.mark.parametrize(
+    "signum",
+    [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2],
+)
 def test_foreground_forwards_signals_to_the_group(marker: str, tmp_path: Path, signum: int) -> None:
     # The shell says "ready" only once its trap is installed: no sleeping, no guessing.
     script = (
@@ -283,6 +286,23 @@ def test_foreground_forwards_signals_to_the_group(marker: str, tmp_path: Path, s
     out, err = launcher.communicate(timeout=30)
     assert launcher.returncode == 42, err
     assert out == f"got-{signum}\n"
+    assert with_marker(marker) == []
+
+
+def test_foreground_kills_a_server_that_ignores_sigterm_after_the_grace(
+    marker: str, tmp_path: Path
+) -> None:
+    script = f": {marker}; trap '' TERM; echo ready; while :; do sleep 0.1; done"
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "envguard", "launch", "-p", DEMO, "--grace", "1",
+         "--", "sh", "-c", script],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={"PATH": os.environ["PATH"], "ENVGUARD_CACHE_DIR": str(tmp_path / "c")},
+    )  # fmt: skip
+    assert launcher.stdout is not None and launcher.stdout.readline() == "ready\n"
+    launcher.send_signal(signal.SIGTERM)
+    _, err = launcher.communicate(timeout=30)
+    assert launcher.returncode == 128 + signal.SIGKILL, err
     assert with_marker(marker) == []
 
 
