@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -93,8 +94,6 @@ def forward_signals(child: Child, grace: float = 30.0) -> Callable[[], None]:
     stopping one, the group gets SIGKILL once `grace` seconds pass, or at once on a second
     stopping signal: a server that ignores SIGTERM cannot hold envguard up forever. Returns
     a function that restores the previous handlers (and cancels a pending SIGKILL)."""
-    import threading
-
     timers: list[threading.Timer] = []
 
     def kill() -> None:
