@@ -25,9 +25,11 @@ def wait_healthy(
     timeout: float,
     progress: Callable[[float, str], None],
     interval: float = 1.0,
+    answered_by_it: Callable[[], bool] = lambda: True,
 ) -> HealthResult:
     """Poll `url` every `interval` seconds. `exited` returns the server's exit code once it
-    has died (None while it runs)."""
+    has died (None while it runs). A 200 counts only if `answered_by_it()`: the listener is
+    the launched server (another server on the port answered for it once)."""
     start = time.monotonic()
     last = "no answer"
     while True:
@@ -38,7 +40,9 @@ def wait_healthy(
         status, _ = get_url(url, timeout=min(5.0, interval * 5))
         last = str(status) if status else "no answer"
         if status == 200:
-            return HealthResult("healthy", time.monotonic() - start, last)
+            if answered_by_it():
+                return HealthResult("healthy", time.monotonic() - start, last)
+            last = "200, but from another process listening on the port"
         elapsed = time.monotonic() - start
         if elapsed >= timeout:
             return HealthResult("timeout", elapsed, last)

@@ -7,8 +7,10 @@ command in envguard.commands.launch only parses options.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import stat
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -21,7 +23,8 @@ from envguard.knowledge.redaction import redact_value
 from envguard.launching import supervise
 from envguard.launching.report import Echo, findings_text, redacted, report_preflight
 from envguard.launching.supervise import exit_status, start_detached
-from envguard.probes.target import Target
+from envguard.probes.process import descendants
+from envguard.probes.target import Target, listening_inodes, socket_holders
 
 if TYPE_CHECKING:
     from envguard.launching.pidfile import PidRecord
@@ -173,24 +176,85 @@ def launch(
 
 
 def _start_guarded(run: _Start, start: Callable[[], Child]) -> Child:
-    """Under the launch lock: refuse a live pid file or a taken port, start, write the pid."""
-    if run.pid_file is None:
-        return start()
-    from envguard.launching import pidfile  # only with a pid file (hashlib, fcntl)
+    """Decide before starting that this server may start: one server per port, whatever
+    the pid files (a claim on the port, kept until the server has bound it, covers a model
+    that loads for 15 minutes before it binds), and none over a live pid file. Then start
+    it and record it in both."""
+    from envguard.launching import pidfile  # hashlib, fcntl: only here
 
-    with pidfile.launch_lock(run.pid_file):
-        record = pidfile.read(run.pid_file)
-        if record is not None:
-            _refuse_a_running_server(run, record)
-        port = run.pre.port
+    port = run.pre.port if run.pre.port is not None else _url_port(run.url)
+    claim = port_claim(port) if port is not None else None
+    with contextlib.ExitStack() as held:  # locks taken in one order by every launch
+        if run.pid_file is not None:
+            held.enter_context(pidfile.launch_lock(run.pid_file))
+            record = pidfile.read(run.pid_file)
+            if record is not None:
+                _refuse_a_running_server(run, record)
+        if claim is not None and port is not None:
+            held.enter_context(pidfile.launch_lock(claim))
+            _refuse_a_claimed_port(claim, port, port_in_use(run.pre.host, port))
         if port is not None and port_in_use(run.pre.host, port):
             raise Refused(
                 f"port {port} is already in use",
                 hint=f"find the owner with `ss -ltnp 'sport = :{port}'`",
             )
         child = start()
-        pidfile.write(run.pid_file, child.pid)
+        if claim is not None:
+            pidfile.write(claim, child.pid)
+        if run.pid_file is not None:
+            pidfile.write(run.pid_file, child.pid)
     return child
+
+
+def listener_is_within(url: str, pid: int) -> bool:
+    """Whether the process listening on `url`'s local port is `pid` or one of its
+    descendants. A URL on another host cannot be told from here: it counts."""
+    parts = urlsplit(url)
+    port = _url_port(url)
+    if port is None or parts.hostname not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", None):
+        return True
+    inodes = listening_inodes(port)
+    holders, _ = socket_holders(inodes, [pid, *descendants(pid)])
+    return bool(holders)
+
+
+def _url_port(url: str | None) -> int | None:
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    return parts.port or (80 if parts.scheme == "http" else None)
+
+
+def port_claim(port: int) -> Path | None:
+    """Where launches of this user claim `port` (a pid file per port, in a directory only
+    this user can write); None where no such directory can be had (the bind check stays)."""
+    import tempfile
+
+    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    directory = Path(base) / f"envguard-{os.getuid()}" / "ports"
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = directory.stat()
+    except OSError:
+        return None
+    if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return None  # not ours alone: a claim there could be planted
+    return directory / f"{port}.pid"
+
+
+def _refuse_a_claimed_port(claim: Path, port: int, bound: bool) -> None:
+    from envguard.launching import pidfile
+
+    try:
+        record = pidfile.read(claim)
+    except EnvguardError:
+        return  # a damaged claim claims nothing
+    if record is not None and pidfile.identify(record).identity == "ours":
+        state = "serves it" if bound else "has not bound it yet (still starting)"
+        raise Refused(
+            f"port {port} is taken: a server envguard launched {state}, pid {record.pid}",
+            hint=f"stop that one first (pid {record.pid}), or wait for it; one server per port",
+        )
 
 
 def _refuse_a_running_server(run: _Start, record: PidRecord) -> None:
@@ -266,7 +330,13 @@ def _after_start(run: _Start, child: Child, *, detached: bool) -> int:
     from envguard.launching.health import log_tail, wait_healthy
 
     url = redact_value(run.url)  # http://user:password@host/health must not be printed
-    result = wait_healthy(run.url, child.poll, run.options.timeout, _progress(url, echo))
+    result = wait_healthy(
+        run.url,
+        child.poll,
+        run.options.timeout,
+        _progress(url, echo),
+        answered_by_it=lambda: listener_is_within(run.url or "", child.pid),
+    )
     _end_progress()
     health = {
         "url": url,

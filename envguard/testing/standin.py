@@ -108,6 +108,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--server-info", metavar="JSON", help="serve this at GET /server_info")
     parser.add_argument("--healthy-after", type=float, default=0.0, metavar="SECONDS")
     parser.add_argument(
+        "--listen-after", type=float, default=0.0, metavar="SECONDS",
+        help="bind --port only this long after start (a model that loads first)",
+    )  # fmt: skip
+    parser.add_argument(
         "--crash-after",
         type=float,
         metavar="SECONDS",
@@ -123,8 +127,10 @@ def main(argv: list[str] | None = None) -> None:
         return
     started = time.monotonic()
     print(f"standin {os.getpid()} starting", flush=True)
-    if args.port:
+    if args.port and not args.listen_after:
         _serve(args.port, args.server_info)
+    if args.port and args.listen_after:
+        threading.Timer(args.listen_after, _serve, (args.port, args.server_info)).start()
 
     # What SGLang's _set_envs_and_config does before starting workers (0.5.10+).
     os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "8"

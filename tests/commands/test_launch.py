@@ -210,7 +210,9 @@ def test_refuses_a_live_pid_file_and_a_taken_port(
         "launch", "-p", str(seed_like), "--detach", "--", *standin(marker, "--port", str(port))
     )
     assert third.returncode == 1
-    assert f"envguard: port {port} is already in use" in third.stderr
+    assert f"envguard: port {port} is taken: a server envguard launched serves it, pid {pid}" in (
+        third.stderr
+    )
     envguard("stop", "--pid-file", "envguard-demo.pid")
 
 

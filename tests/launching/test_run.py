@@ -108,3 +108,80 @@ def test_ctrl_c_while_envguard_starts_is_quiet(tmp_path: Path) -> None:
         cwd=tmp_path, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert (result.returncode, result.stderr) == (130, "")
+
+
+def test_one_server_per_port_even_when_it_binds_late(tmp_path: Path) -> None:
+    """Four detached launches, four pid files, one port that the server binds only after
+    loading: exactly one starts; the others are refused while it is still starting."""
+    from tests.builders import free_port
+
+    port = free_port()
+    command = [sys.executable, "-m", "envguard.testing.standin", "--port", str(port),
+               "--listen-after", "3"]  # fmt: skip
+    launches = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "envguard",
+                "launch",
+                "-p",
+                DEMO,
+                "--detach",
+                "--pid-file",
+                f"s{i}.pid",
+                "--health-url",
+                f"http://127.0.0.1:{port}/health",
+                "--timeout",
+                "30",
+                "--",
+                *command,
+            ],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={
+                "PATH": os.environ["PATH"],
+                "ENVGUARD_CACHE_DIR": str(tmp_path / "c"),
+                "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+            },
+        )
+        for i in range(4)
+    ]
+    results = [(p.wait(timeout=60), p.stderr.read()) for p in launches]  # type: ignore[union-attr]
+    try:
+        assert sorted(code for code, _ in results) == [0, 1, 1, 1], results
+        refused = [err for code, err in results if code == 1]
+        assert all(f"port {port} is taken: a server envguard launched" in e for e in refused)
+    finally:
+        for i in range(4):
+            envguard_process(tmp_path, "stop", "--pid-file", f"s{i}.pid", "--grace", "1")
+
+
+def test_a_foreground_launch_on_a_busy_port_is_refused_before_it_starts(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = envguard_process(
+            tmp_path, "launch", "-p", DEMO, "--health-url", f"http://127.0.0.1:{port}/health",
+            "--", *MARKED,
+        )  # fmt: skip
+    assert result.returncode == 1 and f"port {port} is already in use" in result.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_health_counts_only_from_the_launched_tree(spawn: object) -> None:
+    from envguard.launching.run import listener_is_within
+    from tests.builders import free_port
+
+    port = free_port()
+    listen = f"import socket; s = socket.socket(); s.bind(('127.0.0.1', {port})); s.listen()"
+    other = spawn(listen, {})  # type: ignore[operator]
+    bystander = spawn("", {})  # type: ignore[operator]
+    url = f"http://127.0.0.1:{port}/health"
+    assert listener_is_within(url, other.pid)
+    assert not listener_is_within(url, bystander.pid)
