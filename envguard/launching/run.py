@@ -180,9 +180,11 @@ def _start_guarded(run: _Start, start: Callable[[], Child]) -> Child:
     the pid files (a claim on the port, kept until the server has bound it, covers a model
     that loads for 15 minutes before it binds), and none over a live pid file. Then start
     it and record it in both."""
+    port = run.pre.port if run.pre.port is not None else _url_port(run.url)
+    if port is None and run.pid_file is None:
+        return start()  # nothing to claim, nothing to record
     from envguard.launching import pidfile  # hashlib, fcntl: only here
 
-    port = run.pre.port if run.pre.port is not None else _url_port(run.url)
     claim = port_claim(port) if port is not None else None
     with contextlib.ExitStack() as held:  # locks taken in one order by every launch
         if run.pid_file is not None:
