@@ -3,8 +3,9 @@
     python benchmarks/check_speed.py [--rounds 30]
 
 Both commands run interleaved in the same run, so machine noise hits both alike; the
-figure to quote is the ratio, with the absolute medians beside it. Target (issue 2):
-median <= 100 ms for a warm check (profile cache filled, as from cron).
+figure to quote is the ratio, with the absolute medians beside it. Target:
+the README's cron line (`check -p kimi-k2.5-int4-tp8 --port 8000`: port lookup,
+SGLang flags, /server_info) <= 6x `python -c pass`, warm cache.
 """
 
 from __future__ import annotations
@@ -44,13 +45,19 @@ def main() -> None:
     )
     assert server.stdout is not None
     pid = wait_ready(server.stdout)
-    # The tuned launch line as a real process (tests/data/fake_site), for the flags path.
+    # The tuned launch line as a real process (tests/data/fake_site), for the flags path: a
+    # 9-process tree serving HTTP on a free port (8000 may be taken here), found by --port
+    # as the README's cron line finds it.
+    port = _free_port()
+    line = [a if a != "8000" else str(port) for a in TUNED_LAUNCH]
     launch = subprocess.Popen(
-        [sys.executable, "-m", "sglang.launch_server", *TUNED_LAUNCH],
+        [sys.executable, "-m", "sglang.launch_server", *line],
         env={
             "PATH": os.environ.get("PATH", ""),
             "SPT_NOENV": "1",
             "PYTHONPATH": str(FAKE_SITE),
+            "STANDIN_HTTP": "1",
+            "STANDIN_SCHEDULERS": "6",
             "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1",
             **TUNED,
         },
@@ -63,7 +70,13 @@ def main() -> None:
     env = {**os.environ, "ENVGUARD_CACHE_DIR": cache}
     envguard = envguard_command()
     check = [*envguard, "check", "-p", str(PROFILE), "--pid", str(pid), "--quiet"]
-    seed = [*envguard, "check", "-p", str(SEED), "--pid", str(launch_pid), "--quiet"]
+    here = Path(cache) / "kimi-here.toml"  # the shipped profile, on this run's port
+    here.write_text(
+        f'schema_version = 1\nname = "kimi-k2.5-int4-tp8"\nversion = 4\nextends = ["{SEED}"]\n'
+        f"[server]\ncommand = []\n[server.flags]\nport = {port}\n"
+    )
+    seed = [*envguard, "check", "-p", str(here), "--pid", str(launch_pid), "--quiet"]
+    cron = [*envguard, "check", "-p", str(here), "--port", str(port)]
     baseline = [sys.executable, "-c", "pass"]
     try:
         nprocs = 1 + len(
@@ -71,12 +84,14 @@ def main() -> None:
         )
         timed(check, env)  # fills the profile cache, as the first cron run would
         timed(seed, env)
-        base_times, warm_times, cold_times, seed_times = [], [], [], []
+        timed(cron, env)
+        base_times, warm_times, cold_times, seed_times, cron_times = [], [], [], [], []
         for _ in range(args.rounds):
             base_times.append(timed(baseline, env))
             warm_times.append(timed(check, env))
             cold_times.append(timed(check, {**env, "ENVGUARD_NO_CACHE": "1"}))
             seed_times.append(timed(seed, env))
+            cron_times.append(timed(cron, env))
     finally:
         for process in (server, launch):
             process.terminate()
@@ -88,14 +103,23 @@ def main() -> None:
         ("python -c pass", base),
         (f"envguard check, {nprocs} processes, warm cache", statistics.median(warm_times)),
         ("envguard check, no profile cache", statistics.median(cold_times)),
-        ("envguard check, seed profile + SGLang flags", statistics.median(seed_times)),
+        ("envguard check, tuned profile + SGLang flags", statistics.median(seed_times)),
+        ("check -p kimi-k2.5-int4-tp8 --port (README)", statistics.median(cron_times)),
     ]
     print(f"{args.rounds} interleaved rounds, Python {sys.version.split()[0]}")
     for label, value in rows:
         print(f"  {label:<44} median {value * 1000:6.1f} ms   {value / base:5.2f}x baseline")
-    warm = statistics.median(warm_times)
-    verdict = "met" if warm <= 0.100 else "NOT met"
-    print(f"target: warm check median <= 100 ms: {verdict} ({warm * 1000:.1f} ms)")
+    ratio = statistics.median(cron_times) / base
+    verdict = "met" if ratio <= 6 else "NOT met"
+    print(f"target: the README's cron check <= 6x python -c pass: {verdict} ({ratio:.2f}x)")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 if __name__ == "__main__":

@@ -124,8 +124,19 @@ class _Parser(argparse.ArgumentParser):
         return result
 
 
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    # argparse builds a help formatter for every add_argument (to check nargs), and a
+    # formatter without a width asks the terminal for its size: 532 ioctls per parse.
+    return argparse.HelpFormatter(prog, width=100)
+
+
 def build_parser(catalog: Catalog) -> _Parser:
-    parser = _Parser(prog=catalog.prog, allow_abbrev=catalog.allow_abbrev, add_help=False)
+    parser = _Parser(
+        prog=catalog.prog,
+        allow_abbrev=catalog.allow_abbrev,
+        add_help=False,
+        formatter_class=_formatter,
+    )
     for option in catalog.options:
         _add(parser, option)
     return parser
