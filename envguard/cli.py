@@ -6,12 +6,13 @@ launch, args or the flag catalogs)."""
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any
 
 import click
 
 from envguard import __version__
-from envguard.errors import EnvguardError
+from envguard.errors import JSON_OUTPUT, EnvguardError, error_json
 from envguard.knowledge.redaction import redact_value
 
 COMMANDS = {
@@ -43,17 +44,24 @@ class EnvguardGroup(click.Group):
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
-        """The one place envguard exits: a command returns its exit code or raises."""
+        """The one place envguard exits: a command returns its exit code or raises. With
+        --json, an error is one JSON document on stdout too (and the lines on stderr)."""
+        # https://no-color.org, decided once for every command: any non-empty NO_COLOR
+        # turns colour off; otherwise click keeps colour only on a terminal.
+        ctx.color = False if os.environ.get("NO_COLOR") else None
         try:
             code = super().invoke(ctx)
         except KeyboardInterrupt:
             ctx.exit(130)  # Ctrl-C: quiet, as a shell reports it (click would say "Aborted!")
         except EnvguardError as exc:
             # The last guard for messages that quote a value (a URL, a file's line).
-            for line in redact_value(exc.message).splitlines():
+            message, hint = redact_value(exc.message), redact_value(exc.hint)
+            for line in message.splitlines():
                 click.echo(f"envguard: {line}", err=True)
-            if exc.hint:
-                click.echo(f"hint: {redact_value(exc.hint)}", err=True)
+            if hint:
+                click.echo(f"hint: {hint}", err=True)
+            if ctx.meta.get(JSON_OUTPUT):
+                click.echo(error_json(message, hint, int(exc.exit_code)))
             ctx.exit(int(exc.exit_code))
         if isinstance(code, int) and code:
             ctx.exit(code)

@@ -6,7 +6,10 @@ Every user-facing failure is an `EnvguardError`; the CLI turns it into one line
 
 from __future__ import annotations
 
+import json
 from enum import IntEnum
+
+from envguard import __version__
 
 
 class ExitCode(IntEnum):
@@ -50,3 +53,15 @@ class TargetError(EnvguardError):
 
 class AccessDenied(TargetError):
     """The process belongs to another user and /proc refuses to show it."""
+
+
+# ctx.meta key set by a command run with --json: its errors are JSON documents too.
+JSON_OUTPUT = "envguard.json"
+
+
+def error_json(message: str, hint: str, exit_code: int) -> str:
+    """An error as the one JSON document a --json command prints."""
+    return json.dumps(
+        {"envguard": __version__, "error": message, "hint": hint, "exit_code": exit_code},
+        indent=2,
+    )

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from envguard.errors import EnvguardError, ExitCode, Refused
 from envguard.knowledge.redaction import redact_argv, redact_value
@@ -76,8 +76,8 @@ def changes(before: CheckReport, after: CheckReport, fingerprint_before: str) ->
     return reasons
 
 
-def _run_command(command: list[str], echo: Echo) -> tuple[int, str]:
-    """Run the benchmark, streaming its stdout through while keeping a copy."""
+def _run_command(command: list[str], stream: TextIO) -> tuple[int, str]:
+    """Run the benchmark, streaming its stdout to `stream` while keeping a copy."""
     import subprocess
 
     try:
@@ -90,8 +90,8 @@ def _run_command(command: list[str], echo: Echo) -> tuple[int, str]:
     assert child.stdout is not None
     kept = []
     for line in child.stdout:
-        sys.stdout.write(line)
-        sys.stdout.flush()
+        stream.write(line)
+        stream.flush()
         kept.append(line)
     return child.wait(), "".join(kept)
 
@@ -105,8 +105,12 @@ def bench(
     metric_options: tuple[str, ...],
     ledger_path: Path | None,
     echo: Echo,
+    stream: TextIO | None = None,
+    recorded: Callable[[int, Record], None] | None = None,
 ) -> int:
-    """Check, run, check again, record. Returns envguard's exit code."""
+    """Check, run, check again, record. Returns envguard's exit code. The benchmark's own
+    output goes to `stream` (stdout by default); `recorded` hears of the stored record."""
+    stream = stream or sys.stdout
     import socket
 
     from envguard.benchmarking.metrics import extract, parse_metric_options, unusable
@@ -145,8 +149,8 @@ def bench(
         lines: list[str] = []
 
         def both(line: str) -> None:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            stream.write(line + "\n")
+            stream.flush()
             lines.append(line)
 
         try:
@@ -165,7 +169,7 @@ def bench(
         output = "\n".join(lines)
     else:
         recorded_command = redact_argv(command)
-        code, output = _run_command(command, echo)
+        code, output = _run_command(command, stream)
         if code != 0:
             reasons.append(f"the benchmark command exited with status {code}")
         metrics = extract(output, patterns)
@@ -194,6 +198,8 @@ def bench(
         setup=setup,
     )
     record_id = _store(record, ledger_path, output, echo)
+    if recorded is not None:
+        recorded(record_id, record)
     if reasons:
         echo(f"refused: recorded #{record_id} as refused, not as a result:")
         for reason in reasons:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from envguard.commands.options import SERVER_COMMAND, target_from, target_options
+from envguard.commands.options import SERVER_COMMAND, target_from, target_options, wants_json
+from envguard.render.ledger import record_dict
+
+if TYPE_CHECKING:
+    from envguard.evaluation.results import Record
 
 
 @click.command("bench", context_settings=SERVER_COMMAND)
@@ -37,6 +44,10 @@ from envguard.commands.options import SERVER_COMMAND, target_from, target_option
 @click.option("--max-tokens", type=click.IntRange(min=1), default=500, show_default=True)
 @click.option("--runs", type=click.IntRange(min=1), default=5, show_default=True)
 @click.option("--warmup", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option(
+    "--json", "as_json", is_flag=True,
+    help="Print one JSON document (the benchmark's own output goes to stderr).",
+)  # fmt: skip
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def bench_command(
     profile_path: str,
@@ -51,6 +62,7 @@ def bench_command(
     max_tokens: int,
     runs: int,
     warmup: int,
+    as_json: bool,
     command: tuple[str, ...],
 ) -> int:
     """Benchmark a server only while it matches its profile, and record the result.
@@ -74,7 +86,9 @@ def bench_command(
         if base is None:
             raise click.UsageError("--throughput needs --url (or --port)")
         probe = Throughput(base, api, max_tokens, runs, warmup)  # type: ignore[arg-type]
-    return bench(
+    wants_json(as_json)
+    stored: list[tuple[int, Record]] = []
+    code = bench(
         profile_path,
         target,
         list(command),
@@ -82,4 +96,11 @@ def bench_command(
         metric_options=metric_options,
         ledger_path=ledger_path,
         echo=lambda line: click.echo(line, err=True),
+        stream=sys.stderr if as_json else sys.stdout,
+        recorded=lambda record_id, record: stored.append((record_id, record)),
     )
+    if as_json:
+        [(record_id, record)] = stored
+        document = {**record_dict(record), "id": record_id, "exit_code": code}
+        click.echo(json.dumps(document, indent=2, allow_nan=False))
+    return code

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
 
-from envguard.commands.options import target_from, target_options
+from envguard.commands.options import target_from, target_options, wants_json
 
 
 @click.command("check")
@@ -47,6 +46,7 @@ def check_command(
     """
     from envguard.checking import check
 
+    wants_json(as_json)
     report = check(
         profile_path,
         target_from(pid, port, pattern),
@@ -60,12 +60,5 @@ def check_command(
     else:
         from envguard.render.text import check_text
 
-        click.echo(check_text(report, quiet=quiet), color=_color())
+        click.echo(check_text(report, quiet=quiet))
     return int(report.exit_code)
-
-
-def _color() -> bool | None:
-
-    # https://no-color.org: any non-empty NO_COLOR turns colour off; otherwise click
-    # keeps colour only on a terminal.
-    return False if os.environ.get("NO_COLOR") else None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 
 import click
 
-from envguard.commands.options import SERVER_COMMAND, Seconds
+from envguard.commands.options import SERVER_COMMAND, Seconds, wants_json
 from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
 
 
@@ -53,6 +54,11 @@ from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
 )
 @click.option("--force", is_flag=True, help="Start even when the command contradicts the profile.")
 @click.option("--print-systemd", is_flag=True, help="Print an equivalent systemd unit and exit.")
+@click.option(
+    "--json", "as_json", is_flag=True,
+    help="Print one JSON document at the end: the exit code and the manifest (a foreground "
+    "server's own output goes to stderr).",
+)  # fmt: skip
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def launch_command(
     profile_path: str,
@@ -65,6 +71,7 @@ def launch_command(
     grace: float,
     force: bool,
     print_systemd: bool,
+    as_json: bool,
     command: tuple[str, ...],
 ) -> int:
     """Start a server with its profile's environment - the replacement for `nohup ... &`.
@@ -90,6 +97,31 @@ def launch_command(
 
         click.echo(systemd_unit(profile_path, list(command), force, echo), nl=False)
         return 0
-    options = LaunchOptions(detach, log, pid_file, health_url, timeout, clean_env, force, grace)
+    wants_json(as_json)
+    options = LaunchOptions(
+        detach, log, pid_file, health_url, timeout, clean_env, force, grace, as_json
+    )
     code = launch(profile_path, list(command), options, echo)
+    if as_json:
+        click.echo(json.dumps(launch_document(code, pid_file, detach, profile_path), indent=2))
     return code
+
+
+def launch_document(
+    code: int, pid_file: Path | None, detach: bool, profile: str
+) -> dict[str, object]:
+    """The exit code, and the manifest the launch wrote (when it had a pid file)."""
+    from envguard.launching.manifest import manifest_path
+    from envguard.profile.loader import load_profile
+
+    if pid_file is None and detach:
+        pid_file = Path(f"envguard-{load_profile(profile).profile.name}.pid")
+    manifest = None
+    if pid_file is not None:
+        with contextlib.suppress(OSError, ValueError):
+            manifest = json.loads(manifest_path(pid_file).read_text())
+    return {
+        "exit_code": code,
+        "pid_file": str(pid_file) if pid_file else None,
+        "manifest": manifest,
+    }

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
+from envguard.errors import JSON_OUTPUT
 from envguard.probes.target import Target
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -71,3 +72,9 @@ def target_from(pid: int | None, port: int | None, pattern: str | None) -> Targe
             + (f" (got {', '.join(given)})" if given else "")
         )
     return Target(pid, port, pattern)
+
+
+def wants_json(as_json: bool) -> bool:
+    """Note that this command answers in JSON, errors included; returns `as_json`."""
+    click.get_current_context().meta[JSON_OUTPUT] = as_json
+    return as_json

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from envguard.commands.options import wants_json
 from envguard.errors import ExitCode, ProfileError
 from envguard.profile.locate import available, search_dirs
 
@@ -20,11 +21,18 @@ def profile_group() -> None:
 
 @profile_group.command("validate")
 @click.argument("paths", nargs=-1, required=True, metavar="FILE...")
-def validate_command(paths: tuple[str, ...]) -> int:
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def validate_command(paths: tuple[str, ...], as_json: bool) -> int:
     """Validate profiles; report every problem in every file (exit 0 valid, 3 invalid)."""
     from envguard.profile.loader import validate
 
+    wants_json(as_json)
     results = validate(list(paths))
+    code = int(ExitCode.UNVERIFIABLE if any(r.problems for r in results) else ExitCode.OK)
+    if as_json:
+        files = [{"path": r.path, "label": r.label, "problems": list(r.problems)} for r in results]
+        click.echo(json.dumps({"files": files, "exit_code": code}, indent=2))
+        return code
     for result in results:
         if result.label:
             click.echo(f"{result.path}: ok ({result.label})")

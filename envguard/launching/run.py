@@ -46,6 +46,7 @@ class LaunchOptions(NamedTuple):
     clean_env: bool = False
     force: bool = False
     grace: float = 30.0  # seconds between a forwarded SIGTERM and SIGKILL (as stop's --grace)
+    server_stdout_to_stderr: bool = False  # foreground: stdout is for envguard's --json
 
 
 class _Start(NamedTuple):
@@ -304,7 +305,12 @@ def _detached(run: _Start) -> int:
 def _foreground(run: _Start) -> int:
 
     child = _start_guarded(
-        run, lambda: supervise.start_foreground(list(run.pre.command), run.pre.built.environ)
+        run,
+        lambda: supervise.start_foreground(
+            list(run.pre.command),
+            run.pre.built.environ,
+            stdout_to_stderr=run.options.server_stdout_to_stderr,
+        ),
     )
     restore = supervise.forward_signals(child, run.options.grace)
     try:

@@ -84,9 +84,14 @@ def start_detached(command: list[str], environ: dict[str, str], log: Path, heade
         return Child(os.posix_spawn(program, command, environ, file_actions=actions, setsid=True))
 
 
-def start_foreground(command: list[str], environ: dict[str, str]) -> Child:
-    """Start in its own process group (so signals reach its workers through us)."""
-    return Child(os.posix_spawn(executable(command[0], environ), command, environ, setpgroup=0))
+def start_foreground(
+    command: list[str], environ: dict[str, str], *, stdout_to_stderr: bool = False
+) -> Child:
+    """Start in its own process group (so signals reach its workers through us). With
+    `stdout_to_stderr` the server's output goes to stderr (stdout carries envguard's JSON)."""
+    actions = [(os.POSIX_SPAWN_DUP2, 2, 1)] if stdout_to_stderr else []
+    program = executable(command[0], environ)
+    return Child(os.posix_spawn(program, command, environ, setpgroup=0, file_actions=actions))
 
 
 def forward_signals(child: Child, grace: float = 30.0) -> Callable[[], None]:
