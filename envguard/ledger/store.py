@@ -178,11 +178,24 @@ class Ledger:
                 f"{self.path}: cannot write the ledger: {exc}",
                 hint="check the directory is writable (or use --ledger)",
             ) from None
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(exc) from None
         assert cursor.lastrowid is not None
         return cursor.lastrowid
 
+    def _damaged(self, exc: sqlite3.DatabaseError) -> LedgerError:
+        """A ledger SQLite cannot read any more (a damaged page, a truncated file)."""
+        return LedgerError(
+            f"{self.path}: the ledger is damaged ({exc})",
+            hint=f"see `sqlite3 {self.path} 'PRAGMA integrity_check'`; restore it from a "
+            f"backup, or salvage it with `sqlite3 {self.path} .recover`",
+        )
+
     def get(self, record_id: int) -> Record:
-        row = self.db.execute("SELECT * FROM records WHERE id = ?", (record_id,)).fetchone()
+        try:
+            row = self.db.execute("SELECT * FROM records WHERE id = ?", (record_id,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(exc) from None
         if row is None:
             raise LedgerError(
                 f"{self.path}: no record #{record_id}", hint="`envguard ledger list` shows the ids"
@@ -216,10 +229,13 @@ class Ledger:
             params.append(before)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         tail = f"LIMIT {int(limit)}" if limit is not None else ""
-        for row in self.db.execute(
-            f"SELECT * FROM records {where} ORDER BY id DESC {tail}", params
-        ):
-            yield _record(row)
+        try:
+            for row in self.db.execute(
+                f"SELECT * FROM records {where} ORDER BY id DESC {tail}", params
+            ):
+                yield _record(row)
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(exc) from None
 
     def integrity(self) -> str:
         return str(self.db.execute("PRAGMA integrity_check").fetchone()[0])

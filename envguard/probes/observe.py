@@ -129,6 +129,10 @@ def find_env_plugin(
     library_path = (snap.environ or {}).get("LD_LIBRARY_PATH", "")
     for directory in (*filter(None, library_path.split(":")), *_LIBRARY_DIRS):
         candidate = PurePosixPath(directory if directory.startswith("/") else "/" + directory)
-        if (root / candidate.relative_to("/") / nccl.ENV_PLUGIN_LIBRARY).exists():
+        try:
+            present = (root / candidate.relative_to("/") / nccl.ENV_PLUGIN_LIBRARY).exists()
+        except OSError:  # another user's (setuid) process: its root is not ours to read
+            continue
+        if present:
             return f"{candidate / nccl.ENV_PLUGIN_LIBRARY} is installed"
     return None

@@ -152,3 +152,20 @@ def test_a_read_only_ledger_can_be_read_by_another_user() -> None:
     )
     shutil.rmtree(outer)
     assert result.stdout == "['kimi']\n", result.stderr
+
+
+def test_a_damaged_ledger_is_a_clear_error_never_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    ledger = Ledger.open(path)
+    for _ in range(200):
+        ledger.add(record())
+    ledger.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    ledger.close()
+    data = bytearray(path.read_bytes())
+    data[4096 : 4096 + 100] = b"\xff" * 100  # the records table's first page
+    path.write_bytes(bytes(data))
+    for command in (["list"], ["export"], ["show", "3"], ["compare", "1", "2"]):
+        result = envguard_process(tmp_path, "ledger", command[0], "--ledger", "l.db", *command[1:])
+        assert "Traceback" not in result.stderr, result.stderr
+        assert result.returncode == 3, (command, result.stderr)
+        assert "the ledger is damaged (database disk image is malformed)" in result.stderr
