@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from envguard.errors import EnvguardError, ExitCode, Refused
+from envguard.evaluation.record import Record
 from envguard.knowledge.redaction import redact_argv, redact_value
 from envguard.probes.target import Target
 
 if TYPE_CHECKING:
     from envguard.benchmarking.throughput import Api
     from envguard.evaluation.report import CheckReport
-    from envguard.evaluation.results import Record
 
 Echo = Callable[[str], None]
 
@@ -115,7 +115,6 @@ def bench(
 
     from envguard.benchmarking.metrics import extract, parse_metric_options, unusable
     from envguard.checking import check
-    from envguard.evaluation.results import Record
     from envguard.fingerprint import fingerprint, observed_setup
     from envguard.render.text import check_text
 

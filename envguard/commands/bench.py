@@ -13,7 +13,7 @@ from envguard.commands.options import SERVER_COMMAND, target_from, target_option
 from envguard.render.ledger import record_dict
 
 if TYPE_CHECKING:
-    from envguard.evaluation.results import Record
+    from envguard.evaluation.record import Record
 
 
 @click.command("bench", context_settings=SERVER_COMMAND)

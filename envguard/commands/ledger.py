@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from pathlib import Path
@@ -92,6 +91,7 @@ def export_command(
     if fmt == "json":
         click.echo(json.dumps([record_dict(r) for r in records], indent=2, allow_nan=False))
         return
+    import csv  # only for --format csv
 
     columns = [
         "id",

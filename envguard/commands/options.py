@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from envguard.errors import JSON_OUTPUT
-from envguard.probes.target import Target
+
+if TYPE_CHECKING:
+    from envguard.probes.target import Target
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -61,6 +63,8 @@ def target_options(function: F) -> F:
 
 
 def target_from(pid: int | None, port: int | None, pattern: str | None) -> Target:
+    from envguard.probes.target import Target  # not for ledger, profile, args or stop
+
     given = [
         name
         for name, value in (("--pid", pid), ("--port", port), ("--match", pattern))

@@ -11,29 +11,9 @@ lost its NCCL tuning; re-measured on the tuned setup (88.8 tok/s), it was 16% sl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Verdict = Literal["valid", "refused"]
-
-
-@dataclass(frozen=True)
-class Record:
-    id: int | None
-    created_at: str  # ISO 8601, UTC
-    host: str
-    profile_name: str
-    profile_version: int
-    profile_digest: str
-    fingerprint: str | None
-    verdict: Verdict
-    reasons: tuple[str, ...]
-    command: tuple[str, ...]  # redacted
-    metrics: dict[str, float]
-    setup: dict[str, Any] | None  # redacted, normalised (see envguard.fingerprint)
-
-    @property
-    def label(self) -> str:
-        return f"{self.profile_name}@{self.profile_version}"
+from envguard.evaluation.record import Record
 
 
 @dataclass(frozen=True)

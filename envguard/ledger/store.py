@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from envguard.errors import EnvguardError, UsageError
-from envguard.evaluation.results import Record
+from envguard.evaluation.record import Record
 from envguard.knowledge.redaction import redact_argv, redact_value
 
 LEDGER_ENV = "ENVGUARD_LEDGER"

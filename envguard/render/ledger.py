@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from envguard.evaluation.results import MISSING, Comparison, Record
+from envguard.evaluation.record import Record
+
+if TYPE_CHECKING:
+    from envguard.evaluation.results import Comparison
 
 
 def record_dict(record: Record) -> dict[str, Any]:
@@ -26,7 +29,8 @@ def metrics_text(metrics: dict[str, float], most: int = 3) -> str:
 
 
 def comparison_text(result: Comparison) -> list[str]:
-    # Imported here: converters bring argparse, which `ledger list` does not need.
+    # Imported here: `ledger list` needs neither argparse (converters) nor the comparison.
+    from envguard.evaluation.results import MISSING
     from envguard.flags.converters import as_text
 
     a, b = result.before, result.after

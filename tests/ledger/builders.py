@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envguard.evaluation.results import Record
+from envguard.evaluation.record import Record
 from envguard.fingerprint import fingerprint
 
 BASE_SETUP: dict[str, Any] = {
