@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from envguard.commands.options import SERVER_COMMAND, Seconds, wants_json
+from envguard.commands.options import SERVER_COMMAND, Seconds, grace_option, wants_json
 from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
 
 
@@ -45,13 +45,7 @@ from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
     help="Start from an allowlist (PATH, HOME, LANG, ...), "
     "like a systemd service, instead of this shell's environment.",
 )
-@click.option(
-    "--grace",
-    type=Seconds(),
-    default=30.0,
-    show_default=True,
-    help="Foreground: seconds between a forwarded SIGTERM (or Ctrl-C) and SIGKILL.",
-)
+@grace_option("Foreground: seconds between a forwarded SIGTERM (or Ctrl-C) and SIGKILL.")
 @click.option("--force", is_flag=True, help="Start even when the command contradicts the profile.")
 @click.option("--print-systemd", is_flag=True, help="Print an equivalent systemd unit and exit.")
 @click.option(

@@ -40,6 +40,12 @@ class Seconds(click.FloatRange):
         return seconds
 
 
+def grace_option(help_text: str) -> Callable[[F], F]:
+    """--grace: seconds between SIGTERM and SIGKILL, the same for stop and a foreground
+    launch."""
+    return click.option("--grace", type=Seconds(), default=30.0, show_default=True, help=help_text)
+
+
 def count(minimum: int = 1) -> click.IntRange:
     """A positive integer that fits SQLite's 64-bit INTEGER."""
     return click.IntRange(minimum, INT64_MAX)

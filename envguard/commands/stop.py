@@ -7,18 +7,12 @@ from pathlib import Path
 
 import click
 
-from envguard.commands.options import Seconds, wants_json
+from envguard.commands.options import grace_option, wants_json
 
 
 @click.command("stop")
 @click.option("--pid-file", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@click.option(
-    "--grace",
-    type=Seconds(),
-    default=30.0,
-    show_default=True,
-    help="Seconds between SIGTERM and SIGKILL.",
-)
+@grace_option("Seconds between SIGTERM and SIGKILL.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def stop_command(pid_file: Path, grace: float, as_json: bool) -> None:
     """Stop a launched server: SIGTERM to its process group, SIGKILL after --grace seconds.

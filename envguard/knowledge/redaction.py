@@ -1,6 +1,6 @@
 """What is a secret, and the one way envguard hides it in anything it prints or stores.
 
-Two independent tests, both always applied (DESIGN.md "Secrets"):
+Two independent tests, both always applied (docs/secrets.md):
 - by name: a variable, flag or header whose *name segments* say credential (`HF_TOKEN`,
   `VLLM_API_KEY`, `DB_PASS`, `--api-key`, `X-Api-Key`, `Authorization`). Segments, not
   substrings: `--max-total-tokens`, `--tokenizer` and `NCCL_IB_PKEY` are tuning, and a rule

@@ -68,7 +68,7 @@ def test_an_argument_that_is_not_utf8_is_written_escaped(tmp_path: Path) -> None
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     header = (tmp_path / "envguard-demo.log").read_bytes().splitlines()[0]
-    assert header.endswith(b"/bin/echo 'caf\\\\udce9'") or b"caf\\udce9" in header
+    assert header.decode("ascii").endswith("/bin/echo 'caf\\udce9'")
 
 
 def test_a_closed_stderr_does_not_stop_a_launch_half_way(tmp_path: Path) -> None:
