@@ -24,6 +24,7 @@ COMMANDS = {
     "demo": "envguard.commands.demo:demo_command",
     "bench": "envguard.commands.bench:bench_command",
     "ledger": "envguard.commands.ledger:ledger_group",
+    "watch": "envguard.commands.watch:watch_command",
 }
 
 

@@ -208,3 +208,16 @@ def test_profile_errors_do_not_echo_secret_values(tmp_path: Path) -> None:
     assert result.returncode == 3
     assert "env.required.HF_TOKEN" in result.stderr
     assert_clean(result.stdout, result.stderr)
+
+
+def test_watch_events_textfile_and_state(tmp_path: Path, leaky_server: StandIn) -> None:
+    (tmp_path / "p.toml").write_text(PROFILE)
+    (tmp_path / "metrics").mkdir()
+    output = run(
+        tmp_path, "watch", "-p", "p.toml", "--pid", str(leaky_server.pid),
+        "--state", str(tmp_path / "state"), "--textfile-dir", str(tmp_path / "metrics"),
+        "--alert-cmd", f"cat > {tmp_path / 'event.json'}",
+    )  # fmt: skip
+    assert "critical: drift" in output
+    assert "HF_TOKEN" in (tmp_path / "event.json").read_text()  # the finding is there ...
+    assert_clean(output, *(p.read_bytes() for p in written_files(tmp_path)))  # ... not its value

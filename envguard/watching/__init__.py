@@ -1,0 +1,1 @@
+"""envguard watch: one cron-sized run - check, compare with the last run, alert on change."""

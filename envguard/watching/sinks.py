@@ -1,0 +1,76 @@
+"""Where watch events go: a command (the event as JSON on stdin), a webhook (JSON POST with
+a plain `text` field that chat webhooks render), and Prometheus textfile metrics. Each sink
+gets only the time left of the run's --timeout; a failure is reported, never raised."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from envguard.knowledge.redaction import redact_value
+
+EVENT_SCHEMA = 1  # the version of the event document (docs/alerts.md)
+
+
+def send_command(command: str, event: dict[str, Any], deadline: float) -> str | None:
+    """Run `command` (a shell line) with the event on stdin; None when it succeeded, else
+    why not."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return "no time left"
+    try:
+        result = subprocess.run(
+            command,
+            shell=True,
+            input=json.dumps(event),
+            text=True,
+            capture_output=True,
+            timeout=remaining,
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired:
+        return f"--alert-cmd did not finish in {remaining:.1f}s"
+    except OSError as exc:
+        return f"--alert-cmd could not run: {exc.strerror}"
+    if result.returncode != 0:
+        return f"--alert-cmd exited with {result.returncode}"
+    return None
+
+
+def send_webhook(url: str, event: dict[str, Any], deadline: float) -> str | None:
+    """POST {"text": ..., "event": {...}}; None when the receiver answered 2xx."""
+    import urllib.error
+    import urllib.request
+
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return "no time left"
+    body = json.dumps({"text": event["text"], "event": event}).encode()
+    request = urllib.request.Request(
+        url, data=body, headers={"Content-Type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=remaining) as reply:
+            status = reply.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        return f"{redact_value(url)}: no answer ({getattr(exc, 'reason', exc)})"
+    return None if 200 <= status < 300 else f"{redact_value(url)}: HTTP {status}"
+
+
+def write_textfile(directory: Path, name: str, text: str) -> str | None:
+    """Write DIRECTORY/NAME.prom as node_exporter's textfile collector wants it: complete or
+    not at all (a temporary file renamed over it)."""
+    path = directory / f"{name}.prom"
+    temporary = directory / f".{name}.prom.{os.getpid()}.tmp"
+    try:
+        temporary.write_text(text)
+        temporary.replace(path)
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    return None
