@@ -23,6 +23,10 @@ from envguard.watching.run import Sinks, watch
 @click.option("--alert-cmd", metavar="CMD", help="Run CMD (a shell line) with the event on stdin.")
 @click.option("--webhook", metavar="URL", help="POST the event as JSON (with a `text` field).")
 @click.option(
+    "--alertmanager", metavar="URL",
+    help="Post to Alertmanager's v2 API (routing, grouping, silences without Prometheus).",
+)  # fmt: skip
+@click.option(
     "--textfile-dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="Write Prometheus metrics here (node_exporter's textfile collector).",
@@ -44,6 +48,7 @@ def watch_command(
     state_dir: Path | None,
     alert_cmd: str | None,
     webhook: str | None,
+    alertmanager: str | None,
     textfile_dir: Path | None,
     timeout: float,
     remind_every: float | None,
@@ -59,7 +64,7 @@ def watch_command(
     result = watch(
         profile_path,
         target_from(pid, port, pattern),
-        Sinks(alert_cmd, webhook, textfile_dir),
+        Sinks(alert_cmd, webhook, textfile_dir, alertmanager),
         state_dir=state_dir,
         timeout=timeout,
         remind_every=remind_every,

@@ -30,6 +30,7 @@ class Sinks(NamedTuple):
     alert_cmd: str | None = None
     webhook: str | None = None
     textfile_dir: Path | None = None
+    alertmanager: str | None = None
 
 
 class WatchResult(NamedTuple):
@@ -69,6 +70,13 @@ def watch(
                 still_owed.append(document)
             else:
                 delivered += 1
+        am_firing = list((previous or {}).get("alertmanager_firing", []))
+        if sinks_.alertmanager is not None:
+            problem, am_firing = _alertmanager(
+                sinks_.alertmanager, run, am_firing, label, target, now, deadline
+            )
+            if problem:
+                failures.append(problem)
         if sinks_.textfile_dir is not None:
             problem = sinks.write_textfile(
                 sinks_.textfile_dir,
@@ -92,6 +100,7 @@ def watch(
                 "updated": now,
                 "last_alert": now if alerted else (previous or {}).get("last_alert"),
                 "owed": still_owed,
+                "alertmanager_firing": am_firing,
             },
         )
     return WatchResult(code, tuple(events), delivered, tuple(failures))
@@ -145,6 +154,33 @@ def _deliver(document: dict[str, Any], sinks_: Sinks, deadline: float) -> list[s
     if sinks_.webhook is not None:
         problems.append(sinks.send_webhook(sinks_.webhook, document, deadline))
     return [p for p in problems if p]
+
+
+def _alertmanager(
+    url: str,
+    run: Run,
+    was_firing: list[str],
+    label: str,
+    target: Target,
+    now: float,
+    deadline: float,
+) -> tuple[str | None, list[str]]:
+    """Send what fires now and resolve what stopped; returns the failure (if any) and the
+    names Alertmanager now knows as firing (unchanged on failure: retried next run)."""
+    name = sinks.ALERTNAMES.get(run.status)
+    findings = "\n".join(run.findings[:50])
+    summary = f"{label} ({target.describe()}): {run.status}" + (
+        f": {run.message}" if run.message else ""
+    )
+    firing = {} if name is None else {
+        name: {"summary": summary, "findings": findings,
+               "severity": "warning" if run.status == "unverifiable" else "critical"}
+    }  # fmt: skip
+    resolved = [n for n in was_firing if n not in firing]
+    common = {"profile": label, "target": target.describe(), "host": socket.gethostname()}
+    stamp = datetime.fromtimestamp(now, UTC).isoformat(timespec="seconds")
+    problem = sinks.post_alertmanager(url, firing, resolved, common, stamp, deadline)
+    return problem, (was_firing if problem else sorted(firing))
 
 
 def _file_name(label: str, target: Target) -> str:

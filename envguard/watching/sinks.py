@@ -74,3 +74,55 @@ def write_textfile(directory: Path, name: str, text: str) -> str | None:
     except OSError as exc:
         return f"{path}: {exc.strerror}"
     return None
+
+
+# Alertmanager's alert names, by what a run found (the Prometheus rules in hooks/ use the
+# same names, so a host with and without Prometheus pages the same way).
+ALERTNAMES = {
+    "drift": "EnvguardDrift",
+    "unverifiable": "EnvguardUnverifiable",
+    "gone": "EnvguardServerDown",
+}
+
+
+def post_alertmanager(
+    base_url: str,
+    firing: dict[str, dict[str, Any]],
+    resolved: list[str],
+    common: dict[str, str],
+    now: str,
+    deadline: float,
+) -> str | None:
+    """POST to Alertmanager's v2 API (/api/v2/alerts): every alert still firing (clients
+    re-send active alerts; Alertmanager resolves those it stops hearing about after its
+    resolve_timeout), and an endsAt for each that no longer fires. `firing` maps an alert
+    name to its annotations; `common` holds the shared labels."""
+    import urllib.error
+    import urllib.request
+
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return "no time left"
+    alerts = [
+        {"labels": {**common, "alertname": name, "severity": annotations.pop("severity")},
+         "annotations": annotations, "startsAt": now}
+        for name, annotations in ((n, dict(a)) for n, a in firing.items())
+    ] + [
+        {"labels": {**common, "alertname": name, "severity": "critical"}, "endsAt": now}
+        for name in resolved
+    ]  # fmt: skip
+    if not alerts:
+        return None
+    url = base_url.rstrip("/") + "/api/v2/alerts"
+    request = urllib.request.Request(
+        url, data=json.dumps(alerts).encode(), headers={"Content-Type": "application/json"},
+        method="POST",
+    )  # fmt: skip
+    try:
+        with urllib.request.urlopen(request, timeout=remaining) as reply:
+            status = reply.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        return f"{redact_value(url)}: no answer ({getattr(exc, 'reason', exc)})"
+    return None if 200 <= status < 300 else f"{redact_value(url)}: HTTP {status}"

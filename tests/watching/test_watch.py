@@ -168,3 +168,35 @@ def test_textfile_metrics_parse_as_prometheus_exposition(
     assert value["envguard_findings"] == [5.0]  # one mismatch in each of the 5 processes
     [info] = families["envguard_setup_info"].samples
     assert info.labels["fingerprint"].startswith("sha256:") and info.labels["profile"] == "demo@1"
+
+
+def test_alertmanager_gets_firing_alerts_and_their_resolution(
+    tmp_path: Path, standin: Callable[..., StandIn], receiver: str
+) -> None:
+    """Alertmanager's v2 API: active alerts are re-sent every run (it resolves what it
+    stops hearing about), a fixed one is sent with endsAt."""
+    port = free_port()
+
+    def by_port() -> None:
+        envguard_process(
+            tmp_path, "watch", "-p", DEMO, "--port", str(port), "--state", str(tmp_path / "s"),
+            "--alertmanager", receiver,
+        )  # fmt: skip
+
+    drifted = standin({}, "--port", str(port))
+    by_port()
+    by_port()
+    assert len(Receiver.received) == 2  # re-sent while it fires
+    [alert] = Receiver.received[0]  # type: ignore[misc]
+    assert alert["labels"]["alertname"] == "EnvguardDrift"
+    assert alert["labels"]["severity"] == "critical" and alert["labels"]["profile"] == "demo@1"
+    assert "missing NCCL_PROTO" in alert["annotations"]["findings"]
+    assert "endsAt" not in alert
+    drifted.process.terminate()
+    drifted.process.wait()
+    standin(dict(TUNED_NCCL), "--port", str(port))
+    by_port()
+    [resolution] = Receiver.received[-1]  # type: ignore[misc]
+    assert resolution["labels"]["alertname"] == "EnvguardDrift" and "endsAt" in resolution
+    by_port()
+    assert len(Receiver.received) == 3  # resolved and nothing fires: nothing more to send
