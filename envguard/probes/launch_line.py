@@ -7,14 +7,16 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from envguard.files import read_regular
-from envguard.flags.catalog import Catalog, choose_version, load
-from envguard.flags.parser import ParsedCommandLine
 from envguard.flags.recognise import LaunchCommand, recognise
 from envguard.probes.process import ProcessSnapshot
-from envguard.probes.server_version import InstalledVersion, installed_version
+
+if TYPE_CHECKING:  # the catalog, argparse and site lookups load only for a server launch
+    from envguard.flags.catalog import Catalog
+    from envguard.flags.parser import ParsedCommandLine
+    from envguard.probes.server_version import InstalledVersion
 
 ServerInfoState = Literal["reachable", "unreachable", "not tried"]
 
@@ -44,11 +46,13 @@ def read_launch_line(
     installed server version (`version`, from the profile, wins), choose its flag catalog,
     and parse the arguments, reading a --config file as the server would (under `root`,
     relative to `cwd`). The one sequence for a live launcher and a command not yet started."""
-    from envguard.flags.preprocess import parse
-
     launch = recognise(tuple(cmdline))
     if launch is None:
         return LaunchObservation(pid, None)
+    from envguard.flags.catalog import choose_version, load
+    from envguard.flags.preprocess import parse
+    from envguard.probes.server_version import installed_version
+
     installed = installed_version(launch.server, pid, root, launch.interpreter, cwd, environ)
     wanted = version or (installed.version if installed else None)
     chosen, note = choose_version(launch.server, wanted)
