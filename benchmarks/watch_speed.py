@@ -65,7 +65,7 @@ def main() -> None:
     print(f"{args.rounds} interleaved rounds, Python {sys.version.split()[0]}")
     print(f"  python -c pass                          median {base * 1000:6.1f} ms   1.00x")
     ratio = median / base
-    print(f"  envguard watch, textfile, 9 processes   median {median * 1000:6.1f} ms   {ratio:.2f}x")
+    print(f"  envguard watch, textfile, 9 processes  median {median * 1000:6.1f} ms  {ratio:.2f}x")
     print(f"  peak RSS of a watch run (max over the children)  {peak_mb:.1f} MB")
     verdict = "met" if median / base <= 8 and peak_mb <= 50 else "NOT met"
     print(f"target: <= 8x python -c pass and <= 50 MB: {verdict}")
