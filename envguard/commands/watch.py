@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import click
@@ -40,6 +41,11 @@ from envguard.watching.run import Sinks, watch
     help="Repeat an unresolved alert this often (default: never).",
 )  # fmt: skip
 @click.option("--strict-sinks", is_flag=True, help="Exit 3 when an alert could not be delivered.")
+@click.option(
+    "--pause-until", type=click.DateTime(), metavar="TIME",
+    help="Planned maintenance: send nothing until TIME (local, e.g. 2026-12-01T08:00); the "
+    "first run after it compares with what was seen before.",
+)  # fmt: skip
 def watch_command(
     profile_path: str,
     pid: int | None,
@@ -53,6 +59,7 @@ def watch_command(
     timeout: float,
     remind_every: float | None,
     strict_sinks: bool,
+    pause_until: datetime | None,
 ) -> int:
     """Check the server, compare with the last run, and alert only on a change: drift
     appeared, changed or resolved, server gone or back, unverifiable, restarted. An alert
@@ -68,7 +75,10 @@ def watch_command(
         state_dir=state_dir,
         timeout=timeout,
         remind_every=remind_every,
+        pause_until=pause_until.timestamp() if pause_until else None,
     )
+    if pause_until is not None:
+        click.echo(f"paused until {pause_until.isoformat(timespec='minutes')}: no alerts")
     for event in result.events:
         click.echo(f"{event.severity}: {event.summary}")
     for failure in result.failures:

@@ -48,7 +48,11 @@ def watch(
     state_dir: Path | None = None,
     timeout: float = 20.0,
     remind_every: float | None = None,
+    pause_until: float | None = None,
 ) -> WatchResult:
+    """One run. `pause_until` (a Unix time) starts a quiet period for planned maintenance:
+    until then, runs check and publish metrics but send nothing and remember nothing, so the
+    first run after it compares with what was seen before the pause."""
     deadline = time.monotonic() + timeout
     directory = state_dir or state.default_dir()
     path = state.state_path(directory, str(Path(profile_path).resolve()), target.describe())
@@ -56,8 +60,14 @@ def watch(
         previous = state.load(path)
         report, run, code = _observe(profile_path, target)
         now = time.time()
-        events = transitions(previous, run, now, remind_every)
         label = report.profile.label if report else profile_path
+        paused = pause_until or (previous or {}).get("paused_until")
+        if paused is not None and now < paused:
+            quiet = _publish(sinks_, run, report, label, target, now)
+            base = previous or _first_state(label, target, run, now)
+            state.save(path, {**base, "paused_until": paused})
+            return WatchResult(code, (), 0, tuple(quiet))
+        events = transitions(previous, run, now, remind_every)
         owed = list((previous or {}).get("owed", []))
         owed += [_document(e, label, target, now) for e in events]
         failures: list[str] = []
@@ -77,14 +87,7 @@ def watch(
             )
             if problem:
                 failures.append(problem)
-        if sinks_.textfile_dir is not None:
-            problem = sinks.write_textfile(
-                sinks_.textfile_dir,
-                _file_name(label, target),
-                _metrics(run, report, label, target, now),
-            )
-            if problem:
-                failures.append(problem)
+        failures += _publish(sinks_, run, report, label, target, now)
         alerted = bool(events) and any(e.kind != "restarted" for e in events)
         state.save(
             path,
@@ -104,6 +107,26 @@ def watch(
             },
         )
     return WatchResult(code, tuple(events), delivered, tuple(failures))
+
+
+def _publish(
+    sinks_: Sinks, run: Run, report: CheckReport | None, label: str, target: Target, now: float
+) -> list[str]:
+    """The textfile metrics: written every run, paused or not (they are facts, not alerts)."""
+    if sinks_.textfile_dir is None:
+        return []
+    text = _metrics(run, report, label, target, now)
+    problem = sinks.write_textfile(sinks_.textfile_dir, _file_name(label, target), text)
+    return [problem] if problem else []
+
+
+def _first_state(label: str, target: Target, run: Run, now: float) -> dict[str, Any]:
+    """What a paused first run remembers: compliant, so that drift found after the pause
+    is news."""
+    ok = Run("ok", (), run.processes, None, "")
+    return {"profile": label, "target": target.describe(), "status": "ok",
+            "identity": ok.identity, "processes": [list(p) for p in run.processes],
+            "updated": now, "owed": []}  # fmt: skip
 
 
 def _observe(profile_path: str, target: Target) -> tuple[CheckReport | None, Run, int]:

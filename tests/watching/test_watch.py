@@ -200,3 +200,28 @@ def test_alertmanager_gets_firing_alerts_and_their_resolution(
     assert resolution["labels"]["alertname"] == "EnvguardDrift" and "endsAt" in resolution
     by_port()
     assert len(Receiver.received) == 3  # resolved and nothing fires: nothing more to send
+
+
+def test_a_pause_for_maintenance_sends_nothing_then_compares_with_before(
+    tmp_path: Path, standin: Callable[..., StandIn], receiver: str
+) -> None:
+    port = free_port()
+
+    def by_port(*extra: str) -> subprocess.CompletedProcess[str]:
+        return envguard_process(
+            tmp_path, "watch", "-p", DEMO, "--port", str(port), "--state", str(tmp_path / "s"),
+            "--webhook", receiver, *extra,
+        )  # fmt: skip
+
+    tuned = standin(dict(TUNED_NCCL), "--port", str(port))
+    assert by_port().returncode == 0
+    soon = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() + 4))
+    paused = by_port("--pause-until", soon)
+    assert f"paused until {soon[:16]}" in paused.stdout
+    tuned.process.terminate()
+    tuned.process.wait()
+    standin({}, "--port", str(port))  # maintenance: restarted without its tuning
+    assert by_port().returncode == 1 and Receiver.received == []  # paused: nothing sent
+    time.sleep(4.5)  # the pause ends (a wall-clock time: nothing else to wait on)
+    assert by_port().returncode == 1
+    assert [e["event"]["kind"] for e in Receiver.received] == ["drift_appeared"]  # type: ignore[index]
