@@ -83,9 +83,13 @@ def test_one_alert_per_change_none_while_unchanged(
     assert "missing NCCL_PROTO" in str(event["text"]) and event["event"]["schema"] == 1  # type: ignore[index]
     restart(lost)  # the same drift on a restarted server is the same drift
     assert by_port() == 1 and len(Receiver.received) == 1
+    restart({k: v for k, v in TUNED_NCCL.items() if k != "NCCL_ALGO"})  # another drift: one
+    assert [by_port(), by_port()] == [1, 1]
     restart(dict(TUNED_NCCL))  # fixed: one resolve
     assert by_port() == 0
-    assert [e["event"]["kind"] for e in Receiver.received] == ["drift_appeared", "drift_resolved"]  # type: ignore[index]
+    assert [e["event"]["kind"] for e in Receiver.received] == [  # type: ignore[index]
+        "drift_appeared", "drift_changed", "drift_resolved",
+    ]  # fmt: skip
 
 
 def test_an_undelivered_alert_is_retried_on_the_next_run(
@@ -106,20 +110,36 @@ def test_a_receiver_that_never_answers_cannot_hold_the_run(
     tmp_path: Path, standin: Callable[..., StandIn]
 ) -> None:
     import socket
+    from http.server import ThreadingHTTPServer
 
     silent = socket.socket()
+    silent.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     silent.bind(("127.0.0.1", 0))
     silent.listen()  # accepts connections, never answers
+    port = silent.getsockname()[1]
     drifted = standin({})
     started = time.monotonic()
     result = watch(
-        tmp_path, drifted.pid, "--webhook", f"http://127.0.0.1:{silent.getsockname()[1]}/",
-        "--timeout", "3", "--strict-sinks",
+        tmp_path, drifted.pid, "--webhook", f"http://127.0.0.1:{port}/", "--timeout", "3",
+        "--strict-sinks",
     )  # fmt: skip
     elapsed = time.monotonic() - started
     silent.close()
     assert result.returncode == 3 and "could not deliver" in result.stderr
     assert elapsed < 30  # bounded by --timeout (3 s), not by the receiver
+    # The receiver answers again on the same address: the owed alert arrives.
+    Receiver.received = []
+    ThreadingHTTPServer.allow_reuse_address = True
+    answering = ThreadingHTTPServer(("127.0.0.1", port), Receiver)
+    threading.Thread(target=answering.serve_forever, daemon=True).start()
+    try:
+        assert (
+            watch(tmp_path, drifted.pid, "--webhook", f"http://127.0.0.1:{port}/").returncode == 1
+        )
+    finally:
+        answering.shutdown()
+        answering.server_close()
+    assert [e["event"]["kind"] for e in Receiver.received] == ["drift_appeared"]  # type: ignore[index]
 
 
 def test_the_alert_command_gets_the_event_and_overlapping_runs_send_one(
