@@ -43,15 +43,22 @@ def send_command(command: str, event: dict[str, Any], deadline: float) -> str | 
 
 def send_webhook(url: str, event: dict[str, Any], deadline: float) -> str | None:
     """POST {"text": ..., "event": {...}}; None when the receiver answered 2xx."""
+    return post_json(url, {"text": event["text"], "event": event}, deadline)
+
+
+def post_json(url: str, payload: object, deadline: float) -> str | None:
+    """POST `payload` as JSON within the time left; None on a 2xx answer, else why not."""
     import urllib.error
     import urllib.request
 
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         return "no time left"
-    body = json.dumps({"text": event["text"], "event": event}).encode()
     request = urllib.request.Request(
-        url, data=body, headers={"Content-Type": "application/json"}, method="POST"
+        url,
+        data=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
     )
     try:
         with urllib.request.urlopen(request, timeout=remaining) as reply:
@@ -97,12 +104,6 @@ def post_alertmanager(
     re-send active alerts; Alertmanager resolves those it stops hearing about after its
     resolve_timeout), and an endsAt for each that no longer fires. `firing` maps an alert
     name to its annotations; `common` holds the shared labels."""
-    import urllib.error
-    import urllib.request
-
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        return "no time left"
     alerts = [
         {"labels": {**common, "alertname": name, "severity": annotations.pop("severity")},
          "annotations": annotations, "startsAt": now}
@@ -113,16 +114,4 @@ def post_alertmanager(
     ]  # fmt: skip
     if not alerts:
         return None
-    url = base_url.rstrip("/") + "/api/v2/alerts"
-    request = urllib.request.Request(
-        url, data=json.dumps(alerts).encode(), headers={"Content-Type": "application/json"},
-        method="POST",
-    )  # fmt: skip
-    try:
-        with urllib.request.urlopen(request, timeout=remaining) as reply:
-            status = reply.status
-    except urllib.error.HTTPError as exc:
-        status = exc.code
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        return f"{redact_value(url)}: no answer ({getattr(exc, 'reason', exc)})"
-    return None if 200 <= status < 300 else f"{redact_value(url)}: HTTP {status}"
+    return post_json(base_url.rstrip("/") + "/api/v2/alerts", alerts, deadline)
