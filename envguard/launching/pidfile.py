@@ -158,12 +158,6 @@ def identify(record: PidRecord) -> Verdict:
     return Verdict("ours", command)
 
 
-def alive(pid: int) -> bool:
-    """Whether `pid` is a running (not zombie) process."""
-
-    return running(pid)
-
-
 @contextlib.contextmanager
 def launch_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive lock beside the pid file while checking it and starting (or

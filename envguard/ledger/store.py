@@ -106,7 +106,7 @@ class Ledger:
         if not exists:
             _create(chosen)
         else:
-            _check_kind(chosen, _connect_read_only(chosen), writable=True)
+            _connect_read_only(chosen).close()  # checks that it is an envguard ledger
         try:
             db = sqlite3.connect(chosen, timeout=60, isolation_level=None)
             db.execute("PRAGMA busy_timeout = 60000")
@@ -315,7 +315,7 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
         try:
             db = sqlite3.connect(uri + suffix, uri=True, timeout=60, isolation_level=None)
             db.execute("PRAGMA busy_timeout = 60000")
-            _check_kind(path, db, writable=False)
+            _check_kind(path, db)
             return db
         except sqlite3.OperationalError as exc:
             error: sqlite3.Error = exc
@@ -328,7 +328,7 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     )
 
 
-def _check_kind(path: Path, db: sqlite3.Connection, *, writable: bool) -> FileKind:
+def _check_kind(path: Path, db: sqlite3.Connection) -> None:
     """Refuse a database that is not an envguard ledger (without writing to it)."""
     application = db.execute("PRAGMA application_id").fetchone()[0]
     if application == APPLICATION_ID:
@@ -338,8 +338,6 @@ def _check_kind(path: Path, db: sqlite3.Connection, *, writable: bool) -> FileKi
     else:
         kind = "foreign"
     version = db.execute("PRAGMA user_version").fetchone()[0]
-    if writable:
-        db.close()
     if kind == "ours" and version > SCHEMA_VERSION:
         raise LedgerError(
             f"{path}: written by a newer envguard (ledger schema {version}, "
@@ -352,7 +350,6 @@ def _check_kind(path: Path, db: sqlite3.Connection, *, writable: bool) -> FileKi
             f"application_id {application}); left it unchanged",
             hint="give --ledger the path of an envguard ledger, or a new file",
         )
-    return kind
 
 
 def _looks_like_ledger(db: sqlite3.Connection) -> bool:

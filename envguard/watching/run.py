@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from envguard.checking import check
-from envguard.errors import ExitCode, ProfileError, TargetError
+from envguard.errors import ProfileError, TargetError
 from envguard.evaluation.findings import Finding
 from envguard.evaluation.report import CheckReport
 from envguard.fingerprint import fingerprint, observed_setup
@@ -23,7 +23,7 @@ from envguard.knowledge.redaction import redact_value
 from envguard.probes.target import Target
 from envguard.render.prometheus import labels, metric
 from envguard.watching import sinks, state
-from envguard.watching.transitions import EVENT_KINDS, Event, Run, transitions
+from envguard.watching.transitions import Event, Run, transitions
 
 
 class Sinks(NamedTuple):
@@ -236,6 +236,3 @@ def _metrics(run: Run, report: CheckReport | None, label: str, target: Target, n
                              ("server_version", version)]), 1)]),
         ]
     )  # fmt: skip
-
-
-__all__ = ["EVENT_KINDS", "ExitCode", "Sinks", "WatchResult", "watch"]

@@ -22,10 +22,6 @@ Kind = Literal[
     "restarted",
     "reminder",
 ]
-EVENT_KINDS: tuple[Kind, ...] = (
-    "drift_appeared", "drift_changed", "drift_resolved", "server_gone", "server_back",
-    "unverifiable", "restarted", "reminder",
-)  # fmt: skip
 SEVERITY: dict[Kind, str] = {
     "drift_appeared": "critical",
     "drift_changed": "critical",
