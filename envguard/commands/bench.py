@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from envguard.commands.options import SERVER_COMMAND, target_from, target_options, wants_json
+from envguard.commands.options import (
+    SERVER_COMMAND,
+    profile_option,
+    target_from,
+    target_options,
+    wants_json,
+)
 from envguard.render.ledger import record_dict
 
 if TYPE_CHECKING:
@@ -17,7 +23,7 @@ if TYPE_CHECKING:
 
 
 @click.command("bench", context_settings=SERVER_COMMAND)
-@click.option("-p", "--profile", "profile_path", required=True, metavar="FILE")
+@profile_option
 @target_options
 @click.option(
     "--ledger",

@@ -6,18 +6,11 @@ from pathlib import Path
 
 import click
 
-from envguard.commands.options import target_from, target_options, wants_json
+from envguard.commands.options import profile_option, target_from, target_options, wants_json
 
 
 @click.command("check")
-@click.option(
-    "-p",
-    "--profile",
-    "profile_path",
-    required=True,
-    metavar="FILE",
-    help="The profile (TOML) the server must match.",
-)
+@profile_option
 @target_options
 @click.option("--all", "every_match", is_flag=True, help="Check every server --match finds.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")

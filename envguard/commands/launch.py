@@ -8,12 +8,18 @@ from pathlib import Path
 
 import click
 
-from envguard.commands.options import SERVER_COMMAND, Seconds, grace_option, wants_json
+from envguard.commands.options import (
+    SERVER_COMMAND,
+    Seconds,
+    grace_option,
+    profile_option,
+    wants_json,
+)
 from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
 
 
 @click.command("launch", context_settings=SERVER_COMMAND)
-@click.option("-p", "--profile", "profile_path", required=True, metavar="FILE")
+@profile_option
 @click.option(
     "--detach", is_flag=True, help="Run in the background: own session, log file, pid file."
 )

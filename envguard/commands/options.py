@@ -51,6 +51,16 @@ def count(minimum: int = 1) -> click.IntRange:
     return click.IntRange(minimum, INT64_MAX)
 
 
+profile_option = click.option(
+    "-p",
+    "--profile",
+    "profile_path",
+    required=True,
+    metavar="PROFILE",
+    help="The profile: a name (`envguard profile list`) or a path to a .toml file.",
+)
+
+
 def target_options(function: F) -> F:
     """--pid, --port and --match, exactly one of which the command must get."""
     for option in reversed(

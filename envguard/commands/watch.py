@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from envguard.commands.options import Seconds, target_from, target_options
+from envguard.commands.options import Seconds, profile_option, target_from, target_options
 from envguard.errors import ExitCode
 from envguard.watching.run import Sinks, watch
 
 
 @click.command("watch")
-@click.option("-p", "--profile", "profile_path", required=True, metavar="FILE")
+@profile_option
 @target_options
 @click.option(
     "--state",

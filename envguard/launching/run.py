@@ -23,8 +23,7 @@ from envguard.knowledge.redaction import redact_value
 from envguard.launching import supervise
 from envguard.launching.report import Echo, findings_text, redacted, report_preflight
 from envguard.launching.supervise import exit_status, start_detached
-from envguard.probes.process import descendants
-from envguard.probes.target import Target, listening_inodes, socket_holders
+from envguard.probes.target import Target, listener_within
 
 if TYPE_CHECKING:
     from envguard.launching.pidfile import PidRecord
@@ -216,9 +215,7 @@ def listener_is_within(url: str, pid: int) -> bool:
     port = _url_port(url)
     if port is None or parts.hostname not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", None):
         return True
-    inodes = listening_inodes(port)
-    holders, _ = socket_holders(inodes, [pid, *descendants(pid)])
-    return bool(holders)
+    return listener_within(port, pid)
 
 
 def _url_port(url: str | None) -> int | None:

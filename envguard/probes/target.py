@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from envguard.errors import AccessDenied, TargetError, UsageError
 from envguard.knowledge.redaction import redact_argv
-from envguard.probes.process import PROC, parents, stat_fields
+from envguard.probes.process import PROC, descendants, parents, stat_fields
 
 LISTEN = "0A"  # include/net/tcp_states.h: TCP_LISTEN, as /proc/net/tcp prints it
 SHOWN = 10  # servers named in an ambiguity message; the rest are counted
@@ -112,6 +112,12 @@ def socket_holders(inodes: set[int], pids: list[int]) -> tuple[set[int], int]:
         except OSError:
             continue  # exited meanwhile
     return holders, denied
+
+
+def listener_within(port: int, pid: int) -> bool:
+    """Whether a process listening on TCP `port` is `pid` or one of its descendants."""
+    holders, _ = socket_holders(listening_inodes(port), [pid, *descendants(pid)])
+    return bool(holders)
 
 
 def _by_port(port: int, every_match: bool) -> list[int]:
