@@ -41,3 +41,22 @@ def envguard_command() -> list[str]:
     """The console script beside this Python, as a user runs it (else `python -m envguard`)."""
     script = Path(sys.executable).with_name("envguard")
     return [str(script)] if script.exists() else [sys.executable, "-m", "envguard"]
+
+
+def start_tree(
+    module: str = "envguard.testing.standin", *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], int]:
+    """A 9-process stand-in tree (launcher, resource tracker, 6 schedulers, detokenizer)
+    with the tuned NCCL environment and SPT_NOENV=1, as envguard launch would start it;
+    returns the process and the launcher's pid once every worker is up."""
+    import os
+
+    from envguard.testing.standin import wait_ready
+    from envguard.testing.tuned import TUNED_NCCL
+
+    full = {"PATH": os.environ.get("PATH", ""), "SPT_NOENV": "1", **TUNED_NCCL, **(env or {})}
+    process = subprocess.Popen(
+        [sys.executable, "-m", module, *args], env=full, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    return process, wait_ready(process.stdout)

@@ -19,11 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import compile_envguard, envguard_command, timed
+from _common import compile_envguard, envguard_command, start_tree, timed
 
-from envguard.testing.standin import wait_ready
 from envguard.testing.tuned import TUNED_LAUNCH
-from envguard.testing.tuned import TUNED_NCCL as TUNED
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILE = REPO / "profiles" / "demo.toml"
@@ -37,35 +35,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
 
-    server = subprocess.Popen(
-        [sys.executable, "-m", "envguard.testing.standin", "--schedulers", "6"],
-        env={"PATH": os.environ.get("PATH", ""), "SPT_NOENV": "1", **TUNED},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    pid = wait_ready(server.stdout)
+    server, pid = start_tree("envguard.testing.standin", "--schedulers", "6")
     # The tuned launch line as a real process (tests/data/fake_site), for the flags path: a
     # 9-process tree serving HTTP on a free port (8000 may be taken here), found by --port
     # as the README's cron line finds it.
     port = _free_port()
     line = [a if a != "8000" else str(port) for a in TUNED_LAUNCH]
-    launch = subprocess.Popen(
-        [sys.executable, "-m", "sglang.launch_server", *line],
+    launch, launch_pid = start_tree(
+        "sglang.launch_server",
+        *line,
         env={
-            "PATH": os.environ.get("PATH", ""),
-            "SPT_NOENV": "1",
             "PYTHONPATH": str(FAKE_SITE),
             "STANDIN_HTTP": "1",
             "STANDIN_SCHEDULERS": "6",
             "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1",
-            **TUNED,
         },
-        stdout=subprocess.PIPE,
-        text=True,
     )
-    assert launch.stdout is not None
-    launch_pid = wait_ready(launch.stdout)
     cache = tempfile.mkdtemp(prefix="envguard-bench-")
     env = {**os.environ, "ENVGUARD_CACHE_DIR": cache}
     envguard = envguard_command()

@@ -18,10 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import compile_envguard, envguard_command, timed
-
-from envguard.testing.standin import wait_ready
-from envguard.testing.tuned import TUNED_NCCL
+from _common import compile_envguard, envguard_command, start_tree, timed
 
 REPO = Path(__file__).resolve().parent.parent
 PROFILE = REPO / "profiles" / "demo.toml"
@@ -32,14 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "envguard.testing.standin", "--schedulers", "6"],
-        env={"PATH": os.environ.get("PATH", ""), "SPT_NOENV": "1", **TUNED_NCCL},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    pid = wait_ready(server.stdout)
+    server, pid = start_tree("envguard.testing.standin", "--schedulers", "6")
     work = Path(tempfile.mkdtemp(prefix="envguard-watch-bench-"))
     (work / "textfile").mkdir()
     env = {**os.environ, "ENVGUARD_CACHE_DIR": str(work / "cache")}

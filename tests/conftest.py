@@ -127,21 +127,35 @@ def run_cli(runner: CliRunner, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def _envguard_env(cwd: Path, env: dict[str, str] | None) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "ENVGUARD_CACHE_DIR": str(cwd / ".envguard-cache"),
+            **(env or {})}  # fmt: skip
+
+
 def envguard_process(
     cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """Run `python -m envguard ARGS` as a real process in `cwd`, with a minimal environment
     and a profile cache of its own (for signals, detaching and exit codes)."""
-    full = {
-        "PATH": os.environ["PATH"],
-        "ENVGUARD_CACHE_DIR": str(cwd / ".envguard-cache"),
-        **(env or {}),
-    }
     return subprocess.run(
         [sys.executable, "-m", "envguard", *args],
         cwd=cwd,
-        env=full,
+        env=_envguard_env(cwd, env),
         capture_output=True,
         text=True,
         timeout=timeout,
+    )
+
+
+def envguard_started(
+    cwd: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """The same, started and not waited for (races, signals): stdout and stderr piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "envguard", *args],
+        cwd=cwd,
+        env=_envguard_env(cwd, env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )

@@ -18,7 +18,7 @@ import pytest
 
 from envguard.testing.tuned import TUNED_NCCL
 from tests.builders import free_port, tuned_launch
-from tests.conftest import FAKE_SITE, PROFILES, envguard_process
+from tests.conftest import FAKE_SITE, PROFILES, envguard_process, envguard_started
 
 DEMO = str(PROFILES / "demo.toml")
 SEED = str(PROFILES / "kimi-k2.5-int4-tp8.toml")
@@ -219,27 +219,9 @@ def test_refuses_a_live_pid_file_and_a_taken_port(
 def test_two_launches_at_once_end_with_exactly_one_server(
     envguard: Run, marker: str, tmp_path: Path
 ) -> None:
-    command = [
-        sys.executable,
-        "-m",
-        "envguard",
-        "launch",
-        "-p",
-        DEMO,
-        "--detach",
-        "--",
-        *standin(marker, "--schedulers", "1", "--no-detokenizer"),
-    ]
-    env = {"PATH": os.environ["PATH"], "ENVGUARD_CACHE_DIR": str(tmp_path / "cache")}
+    command = standin(marker, "--schedulers", "1", "--no-detokenizer")
     racers = [
-        subprocess.Popen(
-            command,
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        envguard_started(tmp_path, "launch", "-p", DEMO, "--detach", "--", *command)
         for _ in range(4)
     ]
     codes = sorted(p.wait(timeout=60) for p in racers)
@@ -274,14 +256,7 @@ def test_foreground_forwards_signals_to_the_group(marker: str, tmp_path: Path, s
         f": {marker}; trap 'echo got-{signum}; exit 42' {signum.name[3:]}; echo ready; "
         "sleep 300 & wait"
     )
-    launcher = subprocess.Popen(
-        [sys.executable, "-m", "envguard", "launch", "-p", DEMO, "--", "sh", "-c", script],
-        cwd=tmp_path,
-        env={"PATH": os.environ["PATH"], "ENVGUARD_CACHE_DIR": str(tmp_path / "c")},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    launcher = envguard_started(tmp_path, "launch", "-p", DEMO, "--", "sh", "-c", script)
     assert launcher.stdout is not None
     assert launcher.stdout.readline() == "ready\n"
     launcher.send_signal(signum)
@@ -295,12 +270,9 @@ def test_foreground_kills_a_server_that_ignores_sigterm_after_the_grace(
     marker: str, tmp_path: Path
 ) -> None:
     script = f": {marker}; trap '' TERM; echo ready; while :; do sleep 0.1; done"
-    launcher = subprocess.Popen(
-        [sys.executable, "-m", "envguard", "launch", "-p", DEMO, "--grace", "1",
-         "--", "sh", "-c", script],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={"PATH": os.environ["PATH"], "ENVGUARD_CACHE_DIR": str(tmp_path / "c")},
-    )  # fmt: skip
+    launcher = envguard_started(
+        tmp_path, "launch", "-p", DEMO, "--grace", "1", "--", "sh", "-c", script
+    )
     assert launcher.stdout is not None and launcher.stdout.readline() == "ready\n"
     launcher.send_signal(signal.SIGTERM)
     _, err = launcher.communicate(timeout=30)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROFILES, envguard_process
+from tests.conftest import PROFILES, envguard_process, envguard_started
 
 DEMO = str(PROFILES / "demo.toml")
 MARKED = [
@@ -119,33 +119,21 @@ def test_one_server_per_port_even_when_it_binds_late(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "envguard.testing.standin", "--port", str(port),
                "--listen-after", "3"]  # fmt: skip
     launches = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "envguard",
-                "launch",
-                "-p",
-                DEMO,
-                "--detach",
-                "--pid-file",
-                f"s{i}.pid",
-                "--health-url",
-                f"http://127.0.0.1:{port}/health",
-                "--timeout",
-                "30",
-                "--",
-                *command,
-            ],
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={
-                "PATH": os.environ["PATH"],
-                "ENVGUARD_CACHE_DIR": str(tmp_path / "c"),
-                "XDG_RUNTIME_DIR": str(tmp_path / "run"),
-            },
+        envguard_started(
+            tmp_path,
+            "launch",
+            "-p",
+            DEMO,
+            "--detach",
+            "--pid-file",
+            f"s{i}.pid",
+            "--health-url",
+            f"http://127.0.0.1:{port}/health",
+            "--timeout",
+            "30",
+            "--",
+            *command,
+            env={"XDG_RUNTIME_DIR": str(tmp_path / "run")},
         )
         for i in range(4)
     ]
