@@ -14,6 +14,13 @@ import sys
 
 def main() -> None:
     try:
+        if sys.argv[1:2] == ["check"]:
+            # The cron line, read without click where it can be (commands/check_argv.py).
+            from envguard.commands.check_argv import main as check_main
+
+            code = check_main(sys.argv[2:])
+            if code is not None:
+                sys.exit(code)
         from envguard.cli import cli
 
         cli(prog_name="envguard")

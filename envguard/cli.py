@@ -12,8 +12,8 @@ from typing import Any
 import click
 
 from envguard import __version__
-from envguard.errors import JSON_OUTPUT, EnvguardError, error_json
-from envguard.knowledge.redaction import redact_value
+from envguard.commands.failure import report_failure
+from envguard.errors import JSON_OUTPUT, EnvguardError
 
 COMMANDS = {
     "check": "envguard.commands.check:check_command",
@@ -55,15 +55,13 @@ class EnvguardGroup(click.Group):
         except KeyboardInterrupt:
             ctx.exit(130)  # Ctrl-C: quiet, as a shell reports it (click would say "Aborted!")
         except EnvguardError as exc:
-            # The last guard for messages that quote a value (a URL, a file's line).
-            message, hint = redact_value(exc.message), redact_value(exc.hint)
-            for line in message.splitlines():
-                click.echo(f"envguard: {line}", err=True)
-            if hint:
-                click.echo(f"hint: {hint}", err=True)
-            if ctx.meta.get(JSON_OUTPUT):
-                click.echo(error_json(message, hint, int(exc.exit_code)))
-            ctx.exit(int(exc.exit_code))
+            ctx.exit(
+                report_failure(
+                    exc,
+                    as_json=bool(ctx.meta.get(JSON_OUTPUT)),
+                    echo=lambda text, err: click.echo(text, err=err),
+                )
+            )
         if isinstance(code, int) and code:
             ctx.exit(code)
         return code

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from envguard.commands.check_argv import run_check
 from envguard.commands.options import profile_option, target_from, target_options, wants_json
 
 
@@ -37,21 +38,13 @@ def check_command(
     files they see, and reports every difference. Exit code: 0 ok, 1 drift,
     3 could not evaluate (see the README's exit-code table).
     """
-    from envguard.checking import check
-
     wants_json(as_json)
-    report = check(
+    return run_check(
         profile_path,
         target_from(pid, port, pattern),
         every_match=every_match,
+        as_json=as_json,
+        quiet=quiet,
         config_root=config_root,
+        echo=lambda text, err: click.echo(text, err=err),
     )
-    if as_json:
-        from envguard.render.json import check_json
-
-        click.echo(check_json(report))
-    else:
-        from envguard.render.text import check_text
-
-        click.echo(check_text(report, quiet=quiet))
-    return int(report.exit_code)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import click
-
 from envguard.evaluation.findings import Finding
+from envguard.render.style import style
 
 if TYPE_CHECKING:
     from envguard.evaluation.report import CheckReport
@@ -27,7 +26,7 @@ def finding_lines(finding: Finding) -> list[str]:
         parts.append("not set")
     detail = ", ".join(parts)
     source = f" [{finding.source}]" if finding.source else ""
-    kind = click.style(f"{finding.kind:<12}", fg=_KIND_STYLE.get(finding.kind, "red"))
+    kind = style(f"{finding.kind:<12}", fg=_KIND_STYLE.get(finding.kind, "red"))
     return [
         f"  {kind} {finding.subject}" + (f": {detail}" if detail else "") + source,
         f"               hint: {finding.hint}",
@@ -43,7 +42,7 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
         "drift": f"{drift} findings in {nprocs} processes differ from {report.profile.label}",
         "unverifiable": "part of the setup could not be verified; nothing found differs",
     }[verdict]
-    last = click.style(f"verdict: {verdict}", fg=_VERDICT_STYLE[verdict], bold=True)
+    last = style(f"verdict: {verdict}", fg=_VERDICT_STYLE[verdict], bold=True)
     last += f" - {summary} (exit {int(report.exit_code)})"
     if quiet:
         return last
@@ -68,12 +67,12 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
         blocks.setdefault(key, []).append(label)
     for key, labels in blocks.items():
         lines.append("")
-        lines.append(click.style(", ".join(labels), bold=True) + ":")
+        lines.append(style(", ".join(labels), bold=True) + ":")
         lines += [line for finding in key for line in finding]
     pids = {p.process.pid for p in report.processes}
     server_wide = [f for f in report.findings if f.pid not in pids]
     if server_wide:
-        lines += ["", click.style("across processes", bold=True) + ":"]
+        lines += ["", style("across processes", bold=True) + ":"]
         lines += [line for f in server_wide for line in finding_lines(f)]
     if clean:
         lines += ["", "ok: " + ", ".join(clean)]

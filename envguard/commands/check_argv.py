@@ -1,0 +1,118 @@
+"""`envguard check` without click, for the line cron runs every minute.
+
+click and what it imports (inspect, uuid, platform, datetime) cost ~20 ms of a check that
+takes ~100 (docs/speed.md). The common, unambiguous forms of check's options are read here;
+anything else (--help, `--opt=value`, a repeated or unknown option, a value that does not
+convert or is out of range, no target or two) returns None, and click reads the command
+line as always, with its own messages. tests/commands/test_check_argv.py holds both
+readings equal over every case either accepts.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from envguard.commands.failure import Echo, report_failure
+from envguard.errors import EnvguardError
+from envguard.probes.target import Target
+from envguard.render.style import strip, wants_colour
+
+# click's declarations in commands/check.py, by option string: (parameter, kind, bounds).
+VALUED: dict[str, tuple[str, tuple[int, int] | None]] = {
+    "-p": ("profile_path", None),
+    "--profile": ("profile_path", None),
+    "--pid": ("pid", (1, 2**22)),
+    "--port": ("port", (1, 65535)),
+    "--match": ("pattern", None),
+}
+SWITCHES = {"--all": "every_match", "--json": "as_json", "-q": "quiet", "--quiet": "quiet"}
+DEFAULTS: dict[str, Any] = {
+    "profile_path": None,
+    "pid": None,
+    "port": None,
+    "pattern": None,
+    "every_match": False,
+    "as_json": False,
+    "quiet": False,
+    "config_root": None,
+}
+
+
+def read_argv(argv: list[str]) -> dict[str, Any] | None:
+    """check's parameters as click would pass them, or None where click should decide."""
+    values = dict(DEFAULTS)
+    seen: set[str] = set()
+    tokens = iter(argv)
+    for token in tokens:
+        if token in SWITCHES:
+            name = SWITCHES[token]
+            if name in seen:
+                return None
+            values[name] = True
+        elif token in VALUED:
+            name, bounds = VALUED[token]
+            value = next(tokens, None)
+            if name in seen or value is None or not value or value.startswith("-"):
+                return None
+            if bounds is not None:
+                if not (value.isascii() and value.isdigit()):
+                    return None
+                number = int(value)
+                if not bounds[0] <= number <= bounds[1]:
+                    return None
+                values[name] = number
+            else:
+                values[name] = value
+        else:
+            return None
+        seen.add(name)
+    given = [values[name] for name in ("pid", "port", "pattern") if values[name] is not None]
+    if values["profile_path"] is None or len(given) != 1:
+        return None
+    return values
+
+
+def run_check(
+    profile_path: str,
+    target: Target,
+    *,
+    every_match: bool,
+    as_json: bool,
+    quiet: bool,
+    config_root: Path | None,
+    echo: Echo,
+) -> int:
+    """The check command's body, for both readings of its command line."""
+    from envguard.checking import check
+
+    report = check(profile_path, target, every_match=every_match, config_root=config_root)
+    if as_json:
+        from envguard.render.json import check_json
+
+        echo(check_json(report), False)
+    else:
+        from envguard.render.text import check_text
+
+        echo(check_text(report, quiet=quiet), False)
+    return int(report.exit_code)
+
+
+def main(argv: list[str]) -> int | None:
+    """Run `envguard check ARGV` if it is read here; None: leave it to click."""
+    values = read_argv(argv)
+    if values is None:
+        return None
+    target = Target(values.pop("pid"), values.pop("port"), values.pop("pattern"))
+    try:
+        return run_check(values.pop("profile_path"), target, **values, echo=_echo)
+    except EnvguardError as exc:
+        return report_failure(exc, as_json=values["as_json"], echo=_echo)
+
+
+def _echo(text: str, err: bool) -> None:
+    """click.echo's behaviour here: a line, colour only where wanted, flushed."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write((text if wants_colour(stream) else strip(text)) + "\n")
+    stream.flush()
