@@ -6,12 +6,13 @@ An Observation is what evaluation needs and nothing more; building it is the onl
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from envguard.knowledge import nccl
 from envguard.probes.ncclconf import ConfigFile, config_files
-from envguard.probes.process import ProcessSnapshot, process_tree
+from envguard.probes.process import ProcessSnapshot, process_tree, read_proc
 
 ENVIRON = "environ"
 
@@ -61,6 +62,7 @@ def observe(
     """
     snapshots, vanished, zombies = process_tree(pid, children)
     files_seen: dict[tuple[object, ...], tuple[ConfigFile, ...]] = {}
+    libraries_seen: dict[tuple[str, str], str | None] = {}
     processes = []
     for snap in snapshots:
         root = config_root or Path(f"/proc/{snap.pid}/root")
@@ -73,18 +75,26 @@ def observe(
         )
         if key not in files_seen:
             files_seen[key] = tuple(config_files(root, snap.uid, snap.environ, snap.cwd))
-        processes.append(observe_process(snap, root, files_seen[key]))
+        processes.append(observe_process(snap, root, files_seen[key], (key[0], libraries_seen)))
     return Observation(pid, tuple(processes), tuple(vanished), tuple(zombies))
 
 
+LibraryCache = tuple[str, dict[tuple[str, str], "str | None"]]
+
+
 def observe_process(
-    snap: ProcessSnapshot, root: Path, files: tuple[ConfigFile, ...]
+    snap: ProcessSnapshot,
+    root: Path,
+    files: tuple[ConfigFile, ...],
+    libraries: LibraryCache | None = None,
 ) -> ProcessObservation:
     """One process as NCCL will see it: its environment, completed by the config files it
     reads, and whether an environment plugin hides the rest. (Also used for a command not
-    started yet: envguard launch's preflight.)"""
+    started yet: envguard launch's preflight.) `libraries`: the root's identity and what
+    earlier processes of the tree found installed, so that one search serves them all."""
     effective = effective_settings(snap.environ, files) if snap.environ is not None else None
-    return ProcessObservation(snap, effective, files, find_env_plugin(snap, root, effective))
+    plugin = find_env_plugin(snap, root, effective, libraries)
+    return ProcessObservation(snap, effective, files, plugin)
 
 
 def _root_identity(pid: int) -> str:
@@ -110,7 +120,10 @@ def effective_settings(
 
 
 def find_env_plugin(
-    snap: ProcessSnapshot, root: Path, effective: dict[str, Setting] | None
+    snap: ProcessSnapshot,
+    root: Path,
+    effective: dict[str, Setting] | None,
+    libraries: LibraryCache | None = None,
 ) -> str | None:
     """NCCL 2.28+ loads an environment plugin that answers every variable lookup: with
     one present, what NCCL sees cannot be verified from outside."""
@@ -120,13 +133,25 @@ def find_env_plugin(
             return None
         return f"{nccl.ENV_PLUGIN_VARIABLE}={setting.value} ({setting.source})"
     try:
-        maps = Path(f"/proc/{snap.pid}/maps").read_text(errors="replace")
+        maps = read_proc(f"/proc/{snap.pid}/maps")
     except OSError:
-        maps = ""
-    for line in maps.splitlines():
-        if "libnccl-env" in line:
-            return f"{line.split()[-1]} is loaded"
+        maps = b""
+    at = maps.find(nccl.ENV_PLUGIN_LIBRARY.split(".")[0].encode())
+    if at >= 0:
+        end = maps.find(b"\n", at)
+        line = maps[maps.rfind(b"\n", 0, at) + 1 : end if end >= 0 else len(maps)]
+        return f"{os.fsdecode(line.split()[-1])} is loaded"
     library_path = (snap.environ or {}).get("LD_LIBRARY_PATH", "")
+    if libraries is None:
+        return _installed_plugin(root, library_path)
+    identity, seen = libraries
+    if (identity, library_path) not in seen:
+        seen[identity, library_path] = _installed_plugin(root, library_path)
+    return seen[identity, library_path]
+
+
+def _installed_plugin(root: Path, library_path: str) -> str | None:
+    """Where dlopen() would find the plugin under `root`, if anywhere."""
     for directory in (*filter(None, library_path.split(":")), *_LIBRARY_DIRS):
         candidate = PurePosixPath(directory if directory.startswith("/") else "/" + directory)
         try:

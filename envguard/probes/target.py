@@ -1,10 +1,10 @@
 """Find the server to check: by pid, by listening TCP port, or by command-line regex.
 
-A port is found the way `ss -ltnp` finds it: the LISTEN sockets of /proc/net/tcp and
-/proc/net/tcp6 (state 0A) give socket inodes, and the processes holding those inodes are
-found under /proc/PID/fd. One pass over /proc answers both --port and --match, however many
-processes there are. Several servers listening on one port (SO_REUSEPORT) or matching one
-pattern are an ambiguity to resolve, never a guess.
+A port is found the way `ss -ltnp` finds it (probes/listeners.py): the kernel names the
+sockets listening on it, and the processes holding them are found under /proc/PID/fd. One
+pass over /proc answers both --port and --match, however many processes there are. Several
+servers listening on one port (SO_REUSEPORT) or matching one pattern are an ambiguity to
+resolve, never a guess.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import NamedTuple
 
 from envguard.errors import AccessDenied, TargetError, UsageError
 from envguard.knowledge.redaction import redact_argv
+from envguard.probes.listeners import listening_inodes, socket_holders
 from envguard.probes.process import PROC, descendants, parents, stat_fields
 
-LISTEN = "0A"  # include/net/tcp_states.h: TCP_LISTEN, as /proc/net/tcp prints it
 SHOWN = 10  # servers named in an ambiguity message; the rest are counted
 
 
@@ -71,47 +71,6 @@ def _topmost(pids: set[int], parent: dict[int, int]) -> list[int]:
         return False
 
     return sorted(pid for pid in pids if not has_ancestor_in_set(pid))
-
-
-def listening_inodes(port: int) -> set[int]:
-    """Socket inodes listening on TCP `port` (IPv4 and IPv6) in this network namespace."""
-    inodes: set[int] = set()
-    for table in ("tcp", "tcp6"):
-        try:
-            lines = (PROC / "net" / table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            # sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-            if len(fields) > 9 and fields[3] == LISTEN:
-                local_port = int(fields[1].rsplit(":", 1)[1], 16)
-                if local_port == port:
-                    inodes.add(int(fields[9]))
-    return inodes
-
-
-def socket_holders(inodes: set[int], pids: list[int]) -> tuple[set[int], int]:
-    """The pids holding any of `inodes` open, and how many processes could not be looked
-    into (another user's, without root)."""
-    wanted = {f"socket:[{inode}]" for inode in inodes}
-    holders: set[int] = set()
-    denied = 0
-    for pid in pids:
-        try:
-            with os.scandir(PROC / str(pid) / "fd") as entries:
-                for entry in entries:
-                    try:
-                        if os.readlink(entry.path) in wanted:  # noqa: PTH115 - thousands of calls
-                            holders.add(pid)
-                            break
-                    except OSError:
-                        continue  # closed meanwhile
-        except PermissionError:
-            denied += 1
-        except OSError:
-            continue  # exited meanwhile
-    return holders, denied
 
 
 def listener_within(port: int, pid: int) -> bool:
