@@ -77,3 +77,28 @@ def test_the_holder_is_this_process_and_psutil_agrees(sockets: list[socket.socke
         if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
     }  # fmt: skip
     assert holders == oracle == {os.getpid()} and denied == 0
+
+
+def test_a_proc_file_longer_than_a_page_is_read_whole() -> None:
+    # seq_file hands out at most a page per read(): a short read is not the end. A Python
+    # blocked on stdin has a maps file of several pages that stays put while it waits.
+    import subprocess
+    import sys
+
+    from envguard.probes.process import read_proc
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", "print('ready', flush=True); input()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        with open(f"/proc/{child.pid}/maps", "rb") as handle:
+            expected = handle.read()
+        assert len(expected) > 8192
+        assert read_proc(f"/proc/{child.pid}/maps") == expected
+    finally:
+        child.kill()
+        child.wait()
