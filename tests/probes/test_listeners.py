@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -88,15 +89,14 @@ def test_a_proc_file_longer_than_a_page_is_read_whole() -> None:
     from envguard.probes.process import read_proc
 
     child = subprocess.Popen(
-        [sys.executable, "-c", "print('ready', flush=True); input()"],
+        [sys.executable, "-c", "import decimal, sqlite3, ssl; print('ready', flush=True); input()"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
         assert child.stdout is not None and child.stdout.readline() == "ready\n"
-        with open(f"/proc/{child.pid}/maps", "rb") as handle:
-            expected = handle.read()
+        expected = Path(f"/proc/{child.pid}/maps").read_bytes()
         assert len(expected) > 8192
         assert read_proc(f"/proc/{child.pid}/maps") == expected
     finally:
