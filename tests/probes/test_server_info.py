@@ -51,3 +51,24 @@ def test_wildcard_hosts_are_reached_on_loopback() -> None:
         "127.0.0.1",
         "10.1.2.3",
     ]
+
+
+def test_a_name_and_an_address_reach_the_same_server(old_sglang: int) -> None:
+    # 127.0.0.1 is connected to directly; a name goes through the resolver.
+    from envguard.probes.http import get
+
+    by_address = get("127.0.0.1", old_sglang, "/get_server_info", 2.0)
+    by_name = get("localhost", old_sglang, "/get_server_info", 2.0)
+    assert by_address[0] == 200 and by_address == by_name
+    assert get("[::1]", free_port_v6(), "/", 0.5) == (0, b"")  # an IPv6 literal, nothing there
+
+
+def free_port_v6() -> int:
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+            return int(sock.getsockname()[1])
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
