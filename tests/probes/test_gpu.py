@@ -1,0 +1,105 @@
+"""GPU facts through NVML: the strict fake where no GPU exists, and the real pynvml on this
+machine for "NVML not available"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from envguard.probes.gpu import GpuUnavailable, load_nvml, observe_gpus
+from tests.gpu_fakes import H200_UUIDS, fake_nvml, h200_host
+
+
+def observed(visible: str | None, spec: dict[str, Any] | None = None) -> Any:
+    nvml = fake_nvml(spec or h200_host())
+    nvml.nvmlInit()
+    result = observe_gpus(visible, nvml)
+    nvml.nvmlShutdown()
+    assert nvml.live == 0
+    return result
+
+
+def test_every_fact_of_every_gpu() -> None:
+    seen = observed(None)
+    assert (seen.driver, seen.cuda_driver, seen.host_count) == ("580.159.04", "13.0", 2)
+    assert [g.uuid for g in seen.gpus] == list(H200_UUIDS)
+    gpu = seen.gpus[0]
+    assert gpu._replace(uuid="", bus_id="") == gpu._replace(
+        nvml_index=0, uuid="", bus_id="", name="NVIDIA H200", persistence=True,
+        power_limit_w=700.0, power_default_w=700.0, ecc=True, ecc_pending=True, mig=False,
+        mig_pending=False, compute_mode="default", pcie_gen=5, pcie_width=16, pcie_gen_max=5,
+        pcie_width_max=16, app_clock_sm_mhz=1980, app_clock_mem_mhz=3201,
+        clock_events=("gpu_idle",), errors=(),
+    )  # fmt: skip
+    assert seen.notes == ()
+
+
+@pytest.mark.parametrize(
+    ("visible", "indices", "note"),
+    [
+        ("1", [1], None),
+        ("1,0", [1, 0], None),
+        ("0,-1,1", [0], "before its first invalid entry"),
+        ("0,7,1", [0], "entry '7' names no GPU here"),
+        ("", [], "before its first invalid entry"),
+        ("0,0", [0], "entry '0' repeats a GPU"),
+        ("GPU-606b", [1], None),
+        ("GPU-", [], "entry 'GPU-' names no GPU here"),  # a prefix of both: ambiguous
+        (f"MIG-{H200_UUIDS[1]}/1/0", [1], None),  # before driver 470: the parent's UUID
+        ("MIG-GPU-ffffffff/1/0", [], "names no GPU here"),
+        ("MIG-4f1e6b35-aaaa-bbbb-cccc-000000000001,0", [1], "a single MIG device"),
+        (" 1", [], "before its first invalid entry"),
+    ],
+)
+def test_the_gpus_cuda_shows(visible: str, indices: list[int], note: str | None) -> None:
+    spec = h200_host()
+    spec["gpus"][1]["mig_devices"] = ["MIG-4f1e6b35-aaaa-bbbb-cccc-000000000001"]
+    seen = observed(visible, spec)
+    assert [g.nvml_index for g in seen.gpus] == indices
+    if note is None:
+        assert seen.notes == ()
+    else:
+        assert len(seen.notes) == 1 and note in seen.notes[0]
+
+
+def test_unlike_gpus_by_index_warn_of_cuda_order() -> None:
+    spec = h200_host()
+    spec["gpus"][1]["name"] = "NVIDIA H100 80GB HBM3"
+    assert "CUDA_DEVICE_ORDER=PCI_BUS_ID" in observed("0,1", spec).notes[0]
+
+
+def test_unsupported_is_none_and_a_failure_is_kept() -> None:
+    spec = h200_host(unsupported=["nvmlDeviceGetEccMode"], failing=["nvmlDeviceGetPersistenceMode"])
+    gpu = observed(None, spec).gpus[0]
+    assert (gpu.ecc, gpu.ecc_pending) == (None, None)
+    assert gpu.persistence is None
+    assert gpu.errors == (("persistence", "GPU is lost"),)
+
+
+def test_the_fake_refuses_calls_nobody_expected() -> None:
+    nvml = fake_nvml(h200_host())
+    with pytest.raises(AssertionError, match="without nvmlInit"):
+        nvml.nvmlDeviceGetCount()
+    nvml.nvmlInit()
+    with pytest.raises(AssertionError, match=r"unexpected NVML call: pynvml\.nvmlDeviceGetFanSpeed"):
+        nvml.nvmlDeviceGetFanSpeed(nvml.nvmlDeviceGetHandleByIndex(0))
+
+
+def test_an_nvml_that_cannot_start_is_unavailable() -> None:
+    nvml = fake_nvml({**h200_host(), "init_error": "DriverNotLoaded"})
+    with pytest.raises(nvml.NVMLError):
+        nvml.nvmlInit()
+
+
+def test_this_machine_has_no_nvml_and_says_so() -> None:
+    """The real nvidia-ml-py, on a machine without the NVIDIA driver."""
+    pytest.importorskip("pynvml")
+    try:
+        nvml = load_nvml()
+    except GpuUnavailable as exc:
+        assert exc.message.startswith("cannot verify GPUs: NVML not available (")
+        assert "--skip-gpu" in exc.hint
+    else:
+        nvml.nvmlShutdown()
+        pytest.skip("this machine has NVML (a GPU host)")
