@@ -6,17 +6,21 @@ Library first: `check()` takes plain arguments and returns a CheckReport; `envgu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from envguard.evaluation.findings import Finding
 from envguard.evaluation.report import CheckReport
+from envguard.knowledge.gpu import VISIBLE_DEVICES
 from envguard.probes.observe import ProcessObservation
 from envguard.probes.process import children_map
 from envguard.probes.target import Target, resolve
 
 if TYPE_CHECKING:
+    from envguard.probes.gpu import GpuObservation
     from envguard.probes.launch_line import LaunchObservation
+    from envguard.profile.schema import GpuSection
 
 
 def check(
@@ -26,12 +30,13 @@ def check(
     every_match: bool = False,
     config_root: Path | None = None,
     read_launch: bool = False,
+    skip_gpu: bool = False,
 ) -> CheckReport:
     """Load the profile, read the target's process tree, and evaluate it.
 
     Raises EnvguardError (exit 3) when it cannot evaluate: bad profile, no such process,
     permission denied. `read_launch` parses the launcher's flags even when the profile has
-    none (bench fingerprints them).
+    none (bench fingerprints them). A profile with [gpu] loads NVML (`skip_gpu`: not).
     """
     from envguard.evaluation.check import evaluate
     from envguard.probes.observe import observe
@@ -47,11 +52,13 @@ def check(
     zombies: list[int] = []
     # Many servers (--all): one scan of /proc serves every tree.
     children = children_map() if len(pids) > 1 else None
+    gpus = GpuCheck(loaded.profile.gpu, skip=skip_gpu)
     for pid in pids:
         observation = observe(pid, config_root=config_root, children=children)
         processes += observation.processes
         zombies += observation.zombies
         findings += evaluate(loaded.profile, observation)
+        findings += gpus.check(visible_devices(observation.processes))
         if checks_flags or read_launch:
             from envguard.probes.launch_line import observe_launch
 
@@ -64,6 +71,7 @@ def check(
                 from envguard.evaluation.flags import evaluate_flags
 
                 findings += evaluate_flags(server, launch, launcher.role)
+    gpus.close()
     return CheckReport(
         loaded,
         target,
@@ -72,4 +80,62 @@ def check(
         tuple(findings),
         tuple(launches),
         tuple(zombies),
+        gpus=tuple(gpus.observed),
+        gpu_skipped=skip_gpu and gpus.wanted,
     )
+
+
+def visible_devices(processes: Sequence[ProcessObservation]) -> str | None:
+    """CUDA_VISIBLE_DEVICES as the server has it: the first process whose environment can
+    be read (the launcher, normally); None when unset."""
+    for proc in processes:
+        if proc.process.environ is not None:
+            return proc.process.environ.get(VISIBLE_DEVICES)
+    return None
+
+
+class GpuCheck:
+    """The GPU part of a check: NVML loaded once, only for a profile with [gpu]; without
+    NVML, one `unverifiable` finding per server (never ok)."""
+
+    def __init__(self, spec: GpuSection, *, skip: bool) -> None:
+        self.spec = spec
+        self.wanted = not spec.is_empty()
+        self.skip = skip
+        self.observed: list[GpuObservation] = []
+        self._nvml: Any = None
+        self._unavailable: str | None = None
+
+    def check(self, visible: str | None) -> list[Finding]:
+        if not self.wanted or self.skip:
+            return []
+        from envguard.evaluation.gpu import evaluate_gpus
+        from envguard.probes import gpu
+
+        if self._nvml is None and self._unavailable is None:
+            try:
+                self._nvml = gpu.load_nvml()
+            except gpu.GpuUnavailable as exc:
+                self._unavailable = exc.message
+        if self._unavailable is not None:
+            return [
+                Finding(
+                    kind="unverifiable",
+                    subject="GPUs",
+                    pid=None,
+                    role=None,
+                    expected=None,
+                    actual=self._unavailable,
+                    source="NVML",
+                    hint="run the check where the NVIDIA driver is loaded, or add --skip-gpu "
+                    "to check the rest (the output then says so)",
+                )
+            ]
+        seen = gpu.observe_gpus(visible, self._nvml)
+        self.observed.append(seen)
+        return evaluate_gpus(self.spec, seen)
+
+    def close(self) -> None:
+        if self._nvml is not None:
+            self._nvml.nvmlShutdown()
+            self._nvml = None

@@ -11,7 +11,12 @@ What goes in (documented in the README, "Fingerprint"):
   parses it, except where the server listens (host, port); a secret option (api_key,
   hf_token, ...: envguard.knowledge.redaction) enters as present, never with its value.
 - server: kind and installed version, when the launch was recognised.
-- gpu: GPU facts, when a GPU probe exists (not yet: always absent).
+- gpu: when the profile has [gpu] (NVML is loaded only then): the driver, how many GPUs the
+  server sees, and per fact (a single value when every GPU agrees, else one per GPU) the
+  model, persistence mode, enforced power limit, ECC and MIG modes, and the PCIe link the
+  slot allows (its maximum generation and width). Readings that move by the second (clocks,
+  temperatures, clock events, the current PCIe link of an idle GPU) stay out, and so do
+  UUIDs and bus ids (another card of the same model is the same setup).
 Nothing host-specific by itself (hostname, pids, times, paths of config files) goes in, so the
 same setup gives the same fingerprint on any host; any change above changes it.
 """
@@ -29,6 +34,7 @@ from envguard.knowledge.tuning import in_tuning_namespace
 if TYPE_CHECKING:
     from envguard.evaluation.report import CheckReport
     from envguard.flags.parser import ParsedCommandLine
+    from envguard.probes.gpu import GpuObservation
 
 NOT_SETUP_FLAGS = frozenset({"host", "port"})
 NOT_SETUP_ENV = frozenset({servers.SPT_NOENV})
@@ -71,6 +77,24 @@ def observed_setup(report: CheckReport) -> dict[str, Any]:
             setup["flags"] = setup_flags(launch.parsed)
             installed = launch.installed.version if launch.installed else None
             setup["server"] = {"kind": launch.launch.server, "version": installed}
+    if report.gpus:
+        setup["gpu"] = gpu_setup(report.gpus[0])
+    return setup
+
+
+def gpu_setup(seen: GpuObservation) -> dict[str, Any]:
+    """The GPU facts that are part of the setup (see the module docstring)."""
+    per_gpu: dict[str, list[Any]] = {
+        "name": [g.name for g in seen.gpus],
+        "persistence": [g.persistence for g in seen.gpus],
+        "power_limit_w": [g.power_limit_w for g in seen.gpus],
+        "ecc": [g.ecc for g in seen.gpus],
+        "mig": [g.mig for g in seen.gpus],
+        "pcie_max": [f"Gen{g.pcie_gen_max} x{g.pcie_width_max}" for g in seen.gpus],
+    }
+    setup: dict[str, Any] = {"driver": seen.driver, "count": len(seen.gpus)}
+    for fact, values in per_gpu.items():
+        setup[fact] = values[0] if len(set(values)) == 1 else values
     return setup
 
 

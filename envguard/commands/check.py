@@ -7,7 +7,13 @@ from pathlib import Path
 import click
 
 from envguard.commands.check_argv import run_check
-from envguard.commands.options import profile_option, target_from, target_options, wants_json
+from envguard.commands.options import (
+    profile_option,
+    skip_gpu_option,
+    target_from,
+    target_options,
+    wants_json,
+)
 
 
 @click.command("check")
@@ -16,6 +22,7 @@ from envguard.commands.options import profile_option, target_from, target_option
 @click.option("--all", "every_match", is_flag=True, help="Check every server --match finds.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict line.")
+@skip_gpu_option
 @click.option(
     "--config-root",
     type=click.Path(file_okay=False, path_type=Path),
@@ -30,6 +37,7 @@ def check_command(
     every_match: bool,
     as_json: bool,
     quiet: bool,
+    skip_gpu: bool,
     config_root: Path | None,
 ) -> int:
     """Verify a live server against a profile.
@@ -45,6 +53,7 @@ def check_command(
         every_match=every_match,
         as_json=as_json,
         quiet=quiet,
+        skip_gpu=skip_gpu,
         config_root=config_root,
         echo=lambda text, err: click.echo(text, err=err),
     )

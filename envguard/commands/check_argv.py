@@ -27,7 +27,13 @@ VALUED: dict[str, tuple[str, tuple[int, int] | None]] = {
     "--port": ("port", (1, 65535)),
     "--match": ("pattern", None),
 }
-SWITCHES = {"--all": "every_match", "--json": "as_json", "-q": "quiet", "--quiet": "quiet"}
+SWITCHES = {
+    "--all": "every_match",
+    "--json": "as_json",
+    "-q": "quiet",
+    "--quiet": "quiet",
+    "--skip-gpu": "skip_gpu",
+}
 DEFAULTS: dict[str, Any] = {
     "profile_path": None,
     "pid": None,
@@ -36,6 +42,7 @@ DEFAULTS: dict[str, Any] = {
     "every_match": False,
     "as_json": False,
     "quiet": False,
+    "skip_gpu": False,
     "config_root": None,
 }
 
@@ -81,13 +88,20 @@ def run_check(
     every_match: bool,
     as_json: bool,
     quiet: bool,
+    skip_gpu: bool,
     config_root: Path | None,
     echo: Echo,
 ) -> int:
     """The check command's body, for both readings of its command line."""
     from envguard.checking import check
 
-    report = check(profile_path, target, every_match=every_match, config_root=config_root)
+    report = check(
+        profile_path,
+        target,
+        every_match=every_match,
+        config_root=config_root,
+        skip_gpu=skip_gpu,
+    )
     if as_json:
         from envguard.render.json import check_json
 

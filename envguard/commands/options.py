@@ -61,6 +61,14 @@ profile_option = click.option(
 )
 
 
+skip_gpu_option = click.option(
+    "--skip-gpu",
+    is_flag=True,
+    help="Do not check the profile's [gpu] section (where NVML cannot load); the output "
+    "says it was skipped.",
+)
+
+
 def target_options(function: F) -> F:
     """--pid, --port and --match, exactly one of which the command must get."""
     for option in reversed(

@@ -15,6 +15,8 @@ FindingKind = Literal[
     "misread",  # a value NCCL reads differently from how it looks
     "inconsistent",  # ranks of one server disagree
     "rejected",  # the server's parser refuses its command line
+    "gpu",  # a GPU the server sees is not as the profile says (NVML)
+    "nccl-log",  # NCCL's own log says it used something other than the profile says
     "unverifiable",  # the setting cannot be known from outside
 ]
 

@@ -12,6 +12,7 @@ from envguard.probes.target import Target
 from envguard.profile.loader import LoadedProfile
 
 if TYPE_CHECKING:  # flags machinery (argparse, catalogs) loads only for profiles with flags
+    from envguard.probes.gpu import GpuObservation
     from envguard.probes.launch_line import LaunchObservation
 
 
@@ -26,6 +27,8 @@ class CheckReport:
     findings: tuple[Finding, ...]
     launches: tuple[LaunchObservation, ...] = ()  # when the profile has server flags
     zombies: tuple[int, ...] = ()  # exited workers not yet reaped: noted, nothing to check
+    gpus: tuple[GpuObservation, ...] = ()  # one per server, when the profile has [gpu]
+    gpu_skipped: bool = False  # the profile has [gpu] and --skip-gpu said not to look
 
     @property
     def verdict(self) -> Verdict:

@@ -24,7 +24,14 @@ from typing import Any, NamedTuple
 
 from envguard import __version__
 from envguard.profile import schema
-from envguard.profile.schema import EnvSection, FlagRule, Profile, ServerSection, ValueRule
+from envguard.profile.schema import (
+    EnvSection,
+    FlagRule,
+    GpuSection,
+    Profile,
+    ServerSection,
+    ValueRule,
+)
 
 MAX_ENTRY = 1 << 20  # a profile entry is a few KB; anything larger is not one of ours
 
@@ -172,6 +179,12 @@ def profile_from_data(data: dict[str, Any]) -> Profile:
             optional={k: _value(v) for k, v in env["optional"].items()},
             forbidden=tuple(env["forbidden"]),
             strict_prefixes=tuple(env["strict_prefixes"]),
+        ),
+        gpu=GpuSection(
+            **{
+                **data["gpu"],
+                "forbidden_clock_events": tuple(data["gpu"]["forbidden_clock_events"]),
+            }
         ),
     )
 

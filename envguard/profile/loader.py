@@ -213,7 +213,7 @@ def _to_profile(raw: dict[str, Any]) -> Profile:
     return validation.to_profile(raw)
 
 
-_UNION_LISTS = ("forbidden", "strict_prefixes", "forbidden_flags")
+_UNION_LISTS = ("forbidden", "strict_prefixes", "forbidden_flags", "forbidden_clock_events")
 _RULE_TABLES = (("env", "required"), ("env", "optional"), ("server", "flags"))
 
 

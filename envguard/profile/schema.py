@@ -7,7 +7,9 @@ them on load (`__pydantic_config__`) and exports the JSON Schema (`envguard prof
 Format history (bump SCHEMA_VERSION and add a line when the format changes):
   1 - name, version, description, extends, [server] kind,
       [env] required / optional / forbidden / strict_prefixes,
-      [server] version / flags / forbidden_flags / command / health_url.
+      [server] version / flags / forbidden_flags / command / health_url,
+      [gpu] count / name / driver / driver_min / persistence / power_limit_min / ecc / mig /
+      compute_mode / pcie_gen_min / pcie_width_min / forbidden_clock_events.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated
 
+from envguard.knowledge.gpu import ClockEvent, ComputeMode
 from envguard.knowledge.servers import ProfileKind
 
 if TYPE_CHECKING:
@@ -118,6 +121,43 @@ class EnvSection:
 
 
 @dataclass(frozen=True, kw_only=True)
+class GpuSection:
+    """What the GPUs the server sees must be, read through NVML. A profile with any of
+    these keys makes envguard load NVML; without them NVML is never loaded."""
+
+    __pydantic_config__ = _STRICT
+
+    count: Annotated[int, Ge(0)] | None = None
+    """How many GPUs the server sees (after its CUDA_VISIBLE_DEVICES)."""
+    name: str | None = None
+    """A Python regular expression every GPU's name must match whole, e.g. "NVIDIA H200"."""
+    driver: str | None = None
+    """A regular expression the driver version must match whole, e.g. "580\\..*"."""
+    driver_min: str | None = None
+    """Lowest accepted driver version, compared number by number ("570.86" < "580.65.06")."""
+    persistence: bool | None = None
+    """Persistence mode on (true); off after a reboot makes every start pay driver set-up."""
+    power_limit_min: Annotated[float, Ge(0)] | None = None
+    """Lowest accepted enforced power limit, in watts (a lowered cap slows every kernel)."""
+    ecc: bool | None = None
+    """ECC on (true) or off; the mode pending for the next reboot must agree too."""
+    mig: bool | None = None
+    """MIG on (true) or off; the mode pending for the next reboot must agree too."""
+    compute_mode: ComputeMode | None = None
+    """default, exclusive_process or prohibited."""
+    pcie_gen_min: Annotated[int, Ge(1)] | None = None
+    """Lowest accepted PCIe link generation (a card that trained down to Gen3 is drift)."""
+    pcie_width_min: Annotated[int, Ge(1)] | None = None
+    """Lowest accepted PCIe link width (lanes)."""
+    forbidden_clock_events: tuple[ClockEvent, ...] = ()
+    """Clock-event (throttle) reasons that must not be active at check time, e.g.
+    hw_slowdown, sw_thermal_slowdown, hw_power_brake_slowdown."""
+
+    def is_empty(self) -> bool:
+        return self == GpuSection()
+
+
+@dataclass(frozen=True, kw_only=True)
 class Profile:
     """An envguard profile: the environment a server was tuned for."""
 
@@ -134,6 +174,7 @@ class Profile:
     """Profiles this one builds on, relative to this file; later ones win, this file wins last."""
     server: ServerSection = field(default_factory=ServerSection)
     env: EnvSection = field(default_factory=EnvSection)
+    gpu: GpuSection = field(default_factory=GpuSection)
 
     def declared_names(self) -> frozenset[str]:
         """Every variable name the profile mentions (their values may be shown)."""

@@ -35,8 +35,24 @@ def problems(profile: Profile) -> list[str]:
         found.append(f"server.health_url: {shown_url} is not an http:// URL")
     if profile.server.command and not profile.server.command[0]:
         found.append("server.command[0]: the program is empty")
+    found += _gpu_problems(profile)
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", profile.name):
         found.append(f"name: {profile.name!r} may hold only letters, digits, '.', '_' and '-'")
+    return found
+
+
+def _gpu_problems(profile: Profile) -> list[str]:
+    gpu = profile.gpu
+    found = []
+    for key, pattern in (("name", gpu.name), ("driver", gpu.driver)):
+        if pattern is None:
+            continue
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            found.append(f"gpu.{key}: {pattern!r} is not a regular expression ({exc})")
+    if gpu.driver_min is not None and not re.fullmatch(r"\d+(\.\d+)*", gpu.driver_min):
+        found.append(f"gpu.driver_min: {gpu.driver_min!r} is not a version like 570.86.15")
     return found
 
 

@@ -12,6 +12,7 @@ from envguard.knowledge.redaction import shown
 
 if TYPE_CHECKING:
     from envguard.evaluation.report import CheckReport
+    from envguard.probes.gpu import GpuObservation
     from envguard.probes.launch_line import LaunchObservation
     from envguard.probes.observe import ProcessObservation
 
@@ -45,6 +46,19 @@ def check_dict(report: CheckReport) -> dict[str, Any]:
         ],
         "findings": [dataclasses.asdict(f) for f in report.findings],
         "launches": [launch_dict(launch) for launch in report.launches],
+        "gpus": {"skipped": report.gpu_skipped, "servers": [gpus_dict(g) for g in report.gpus]},
+    }
+
+
+def gpus_dict(seen: GpuObservation) -> dict[str, Any]:
+    """GPU facts as NVML gave them (no secrets: hardware state only)."""
+    return {
+        "driver": seen.driver,
+        "cuda_driver": seen.cuda_driver,
+        "host_count": seen.host_count,
+        "cuda_visible_devices": seen.visible,
+        "notes": list(seen.notes),
+        "gpus": [{**gpu._asdict(), "errors": dict(gpu.errors)} for gpu in seen.gpus],
     }
 
 

@@ -52,6 +52,7 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
         f"{report.target.describe()}, {nprocs} processes"
     ]
     lines += _launch_lines(report)
+    lines += _gpu_lines(report)
     # Group by process; processes with identical findings share one block, so eight
     # schedulers missing the same variable read as one block, not eight.
     blocks: dict[tuple[tuple[str, ...], ...], list[str]] = {}
@@ -70,12 +71,18 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
         lines.append(style(", ".join(labels), bold=True) + ":")
         lines += [line for finding in key for line in finding]
     pids = {p.process.pid for p in report.processes}
-    server_wide = [f for f in report.findings if f.pid not in pids]
+    gpu = [f for f in report.findings if f.pid is None and _about_gpus(f)]
+    server_wide = [f for f in report.findings if f.pid not in pids and f not in gpu]
     if server_wide:
         lines += ["", style("across processes", bold=True) + ":"]
         lines += [line for f in server_wide for line in finding_lines(f)]
+    if gpu:
+        lines += ["", style("GPUs", bold=True) + ":"]
+        lines += [line for f in gpu for line in finding_lines(f)]
     if clean:
         lines += ["", "ok: " + ", ".join(clean)]
+    if report.gpu_skipped:
+        lines += ["", "note: GPUs not checked (--skip-gpu): the profile's [gpu] part is unverified"]
     if report.zombies:
         lines += [
             "",
@@ -84,6 +91,23 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
         ]
     lines += ["", last]
     return "\n".join(lines)
+
+
+def _about_gpus(finding: Finding) -> bool:
+    return finding.source == "NVML"
+
+
+def _gpu_lines(report: CheckReport) -> list[str]:
+    lines = []
+    for seen in report.gpus:
+        names = sorted({g.name for g in seen.gpus})
+        visible = "" if seen.visible is None else f", CUDA_VISIBLE_DEVICES={seen.visible}"
+        lines.append(
+            f"gpus: {len(seen.gpus)} of {seen.host_count} ({', '.join(names) or 'none'}){visible}; "
+            f"driver {seen.driver}, CUDA {seen.cuda_driver or 'unknown'}"
+        )
+        lines += [f"note: {note}" for note in seen.notes]
+    return lines
 
 
 def _launch_lines(report: CheckReport) -> list[str]:

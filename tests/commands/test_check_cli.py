@@ -282,7 +282,9 @@ def test_json_document(runner: CliRunner, standin: Callable[..., StandIn]) -> No
         "processes",
         "findings",
         "launches",
+        "gpus",
     }
+    assert report["gpus"] == {"skipped": False, "servers": []}  # no [gpu]: NVML not loaded
     assert report["verdict"] == "ok"
     assert report["profile"]["name"] == "demo" and report["profile"]["version"] == 1
     assert [(p["pid"], p["role"], p["environ"]) for p in report["processes"]] == [

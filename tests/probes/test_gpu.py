@@ -82,7 +82,9 @@ def test_the_fake_refuses_calls_nobody_expected() -> None:
     with pytest.raises(AssertionError, match="without nvmlInit"):
         nvml.nvmlDeviceGetCount()
     nvml.nvmlInit()
-    with pytest.raises(AssertionError, match=r"unexpected NVML call: pynvml\.nvmlDeviceGetFanSpeed"):
+    with pytest.raises(
+        AssertionError, match=r"unexpected NVML call: pynvml\.nvmlDeviceGetFanSpeed"
+    ):
         nvml.nvmlDeviceGetFanSpeed(nvml.nvmlDeviceGetHandleByIndex(0))
 
 

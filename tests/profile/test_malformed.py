@@ -60,7 +60,7 @@ CASES = [
     (
         "unknown-top-key",
         HEAD + 'nmae = "x"\n',
-        "nmae: unknown key; did you mean 'name'? (allowed here: schema_version, name, version, description, extends, server, env)",
+        "nmae: unknown key; did you mean 'name'? (allowed here: schema_version, name, version, description, extends, server, env, gpu)",
     ),
     (
         "unknown-env-key",

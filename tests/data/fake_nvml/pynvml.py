@@ -195,6 +195,9 @@ class FakeNvml(types.ModuleType):
         return ("mig", handle[1], slot)
 
 
+if os.environ.get("FAKE_NVML") == "forbidden":
+    # A test that expects NVML never to be loaded.
+    raise AssertionError("pynvml was imported: NVML loaded without a [gpu] section")
 if os.environ.get("FAKE_NVML"):
     # A subprocess under test: this module *is* pynvml, answering from the spec file.
     with open(os.environ["FAKE_NVML"]) as _spec:  # noqa: PTH123
