@@ -13,6 +13,7 @@ from envguard.commands.options import (
     Seconds,
     grace_option,
     profile_option,
+    skip_gpu_option,
     wants_json,
 )
 from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
@@ -53,6 +54,7 @@ from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
 )
 @grace_option("Foreground: seconds between a forwarded SIGTERM (or Ctrl-C) and SIGKILL.")
 @click.option("--force", is_flag=True, help="Start even when the command contradicts the profile.")
+@skip_gpu_option
 @click.option("--print-systemd", is_flag=True, help="Print an equivalent systemd unit and exit.")
 @click.option(
     "--json", "as_json", is_flag=True,
@@ -70,6 +72,7 @@ def launch_command(
     clean_env: bool,
     grace: float,
     force: bool,
+    skip_gpu: bool,
     print_systemd: bool,
     as_json: bool,
     command: tuple[str, ...],
@@ -99,7 +102,16 @@ def launch_command(
         return 0
     wants_json(as_json)
     options = LaunchOptions(
-        detach, log, pid_file, health_url, timeout, clean_env, force, grace, as_json
+        detach=detach,
+        log=log,
+        pid_file=pid_file,
+        health_url=health_url,
+        timeout=timeout,
+        clean_env=clean_env,
+        force=force,
+        grace=grace,
+        server_stdout_to_stderr=as_json,
+        skip_gpu=skip_gpu,
     )
     code = launch(profile_path, list(command), options, echo)
     if as_json:

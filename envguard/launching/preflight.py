@@ -27,6 +27,7 @@ class Preflight(NamedTuple):
     launch: LaunchObservation | None
     host: str | None
     port: int | None
+    gpu_note: str | None = None  # what the GPU part looked at, or that it was skipped
 
 
 def preflight(
@@ -36,6 +37,7 @@ def preflight(
     *,
     clean_env: bool = False,
     cwd: str | None = None,
+    skip_gpu: bool = False,
 ) -> Preflight:
     from envguard.evaluation.check import evaluate
     from envguard.probes.ncclconf import config_files
@@ -90,7 +92,28 @@ def preflight(
         from envguard.evaluation.flags import evaluate_flags
 
         findings += evaluate_flags(profile.server, launch, ROLE)
-    return Preflight(tuple(command), built, tuple(findings), launch, host, port)
+    gpu_note = None
+    if not profile.gpu.is_empty():
+        if skip_gpu:
+            gpu_note = "GPUs not checked (--skip-gpu): the profile's [gpu] part is unverified"
+        else:
+            gpu_findings, gpu_note = _gpus(profile, built.environ)
+            findings += gpu_findings
+    return Preflight(tuple(command), built, tuple(findings), launch, host, port, gpu_note)
+
+
+def _gpus(profile: Profile, environ: dict[str, str]) -> tuple[list[Finding], str]:
+    """The GPU part of the check, on the GPUs the server will see (its CUDA_VISIBLE_DEVICES
+    as built). No NVML: GpuUnavailable (exit 3) - a start on unverified GPUs is never
+    silent; --skip-gpu says so."""
+    from envguard.evaluation.gpu import evaluate_gpus
+    from envguard.knowledge.gpu import VISIBLE_DEVICES
+    from envguard.probes.gpu import observe_gpus
+
+    seen = observe_gpus(environ.get(VISIBLE_DEVICES))
+    names = ", ".join(sorted({g.name for g in seen.gpus})) or "none"
+    note = f"gpus: {len(seen.gpus)} of {seen.host_count} ({names}), driver {seen.driver}"
+    return evaluate_gpus(profile.gpu, seen), note
 
 
 def _flags(

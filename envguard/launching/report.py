@@ -33,6 +33,8 @@ def report_preflight(loaded: LoadedProfile, pre: Preflight, echo: Echo) -> None:
             f"  environment: set {', '.join(pre.built.neutralised)} empty, so no NCCL config "
             "file can set them (NCCL treats empty as unset)"
         )
+    if pre.gpu_note is not None:
+        echo(f"  {pre.gpu_note}")
     if pre.launch is not None and pre.launch.catalog_note:
         echo(f"  note: {pre.launch.catalog_note}")
 

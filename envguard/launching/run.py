@@ -46,6 +46,7 @@ class LaunchOptions(NamedTuple):
     force: bool = False
     grace: float = 30.0  # seconds between a forwarded SIGTERM and SIGKILL (as stop's --grace)
     server_stdout_to_stderr: bool = False  # foreground: stdout is for envguard's --json
+    skip_gpu: bool = False  # do not check the profile's [gpu] section (before or after start)
 
 
 class _Start(NamedTuple):
@@ -159,7 +160,9 @@ def launch(
     loaded = load_profile(profile_path)
     command = resolve_command(loaded, command)
     base = dict(os.environ if environ is None else environ)
-    pre = preflight(loaded.profile, command, base, clean_env=options.clean_env)
+    pre = preflight(
+        loaded.profile, command, base, clean_env=options.clean_env, skip_gpu=options.skip_gpu
+    )
     report_preflight(loaded, pre, echo)
     if pre.findings:
         refuse_or_force(loaded, pre, options.force, echo)
@@ -351,7 +354,7 @@ def _after_start(run: _Start, child: Child, *, detached: bool) -> int:
     }
     if result.outcome == "healthy":
         echo(f"  healthy after {result.elapsed:.0f}s: checking the live process tree")
-        verdict, count, code = _check(run.loaded, child.pid, echo)
+        verdict, count, code = _check(run.loaded, child.pid, echo, run.options.skip_gpu)
         _write_manifest(run, child, health, verdict, count)
         return code
     if result.outcome == "exited":
@@ -400,12 +403,14 @@ def _write_manifest(
     manifest.write(manifest.manifest_path(run.pid_file), document)
 
 
-def _check(loaded: LoadedProfile, pid: int, echo: Echo) -> tuple[str, int, int]:
+def _check(
+    loaded: LoadedProfile, pid: int, echo: Echo, skip_gpu: bool = False
+) -> tuple[str, int, int]:
     from envguard.checking import check
     from envguard.render.text import check_text
 
     try:
-        report = check(loaded.path, Target(pid=pid))
+        report = check(loaded.path, Target(pid=pid), skip_gpu=skip_gpu)
     except EnvguardError as exc:
         echo(f"  check could not evaluate: {exc.message}")
         return "unverifiable", 0, int(ExitCode.UNVERIFIABLE)

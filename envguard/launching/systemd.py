@@ -61,7 +61,8 @@ def print_systemd(profile: str, command: list[str], force: bool, echo: Echo) -> 
     argv = resolve_command(loaded, command)
     # The server's environment as launch will build it from this caller's: its PATH finds
     # the server's interpreter (the server's venv, not envguard's).
-    pre = preflight(loaded.profile, argv, dict(os.environ))
+    # GPUs are checked when the service starts (its envguard launch), not when it is written.
+    pre = preflight(loaded.profile, argv, dict(os.environ), skip_gpu=True)
     if pre.findings:
         refuse_or_force(loaded, pre, force, echo, what="write its unit")
     return unit(loaded, pre, Path.cwd())
