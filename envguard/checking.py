@@ -14,7 +14,7 @@ from envguard.evaluation.findings import Finding
 from envguard.evaluation.report import CheckReport
 from envguard.knowledge.gpu import VISIBLE_DEVICES
 from envguard.probes.observe import ProcessObservation
-from envguard.probes.process import children_map
+from envguard.probes.process import children_map, namespace_pid
 from envguard.probes.target import Target, resolve
 
 if TYPE_CHECKING:
@@ -31,12 +31,15 @@ def check(
     config_root: Path | None = None,
     read_launch: bool = False,
     skip_gpu: bool = False,
+    nccl_log: str | Path | None = None,
 ) -> CheckReport:
     """Load the profile, read the target's process tree, and evaluate it.
 
     Raises EnvguardError (exit 3) when it cannot evaluate: bad profile, no such process,
     permission denied. `read_launch` parses the launcher's flags even when the profile has
     none (bench fingerprints them). A profile with [gpu] loads NVML (`skip_gpu`: not).
+    `nccl_log`: a log of the server written with NCCL_DEBUG=INFO, whose lines are held
+    against the profile and against what envguard read from the same processes.
     """
     from envguard.evaluation.check import evaluate
     from envguard.probes.observe import observe
@@ -72,6 +75,14 @@ def check(
 
                 findings += evaluate_flags(server, launch, launcher.role)
     gpus.close()
+    logged = None
+    if nccl_log is not None:
+        from envguard.evaluation.nccl_log import evaluate_nccl_log
+        from envguard.probes.nccl_log import read_nccl_log
+
+        logged = read_nccl_log(nccl_log)
+        own = {p.process.pid: namespace_pid(p.process.pid) for p in processes}
+        findings += evaluate_nccl_log(loaded.profile, logged, processes, own)
     return CheckReport(
         loaded,
         target,
@@ -82,6 +93,7 @@ def check(
         tuple(zombies),
         gpus=tuple(gpus.observed),
         gpu_skipped=skip_gpu and gpus.wanted,
+        nccl_log=logged,
     )
 
 

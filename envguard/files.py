@@ -13,6 +13,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 # NCCL caps config lines at 1023 characters (docs/nccl.md); profiles, YAML configs and
 # package metadata are a few KB. 1 MiB is far above any real one.
@@ -42,6 +43,23 @@ def read_regular(path: str | Path, limit: int = LIMIT) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """A regular file opened for reading in binary, never blocking on a FIFO; OSError (with
+    a strerror that says why) for anything else. For files read line by line (logs),
+    whose size the caller bounds."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)})", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def _kind(mode: int) -> str:

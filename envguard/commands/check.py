@@ -24,6 +24,12 @@ from envguard.commands.options import (
 @click.option("-q", "--quiet", is_flag=True, help="Print only the verdict line.")
 @skip_gpu_option
 @click.option(
+    "--nccl-log",
+    metavar="FILE",
+    help="The server's log, written with NCCL_DEBUG=INFO: hold what NCCL says it read "
+    "against the profile and against what envguard read.",
+)
+@click.option(
     "--config-root",
     type=click.Path(file_okay=False, path_type=Path),
     hidden=True,
@@ -38,6 +44,7 @@ def check_command(
     as_json: bool,
     quiet: bool,
     skip_gpu: bool,
+    nccl_log: str | None,
     config_root: Path | None,
 ) -> int:
     """Verify a live server against a profile.
@@ -54,6 +61,7 @@ def check_command(
         as_json=as_json,
         quiet=quiet,
         skip_gpu=skip_gpu,
+        nccl_log=nccl_log,
         config_root=config_root,
         echo=lambda text, err: click.echo(text, err=err),
     )

@@ -26,6 +26,7 @@ VALUED: dict[str, tuple[str, tuple[int, int] | None]] = {
     "--pid": ("pid", (1, 2**22)),
     "--port": ("port", (1, 65535)),
     "--match": ("pattern", None),
+    "--nccl-log": ("nccl_log", None),
 }
 SWITCHES = {
     "--all": "every_match",
@@ -43,6 +44,7 @@ DEFAULTS: dict[str, Any] = {
     "as_json": False,
     "quiet": False,
     "skip_gpu": False,
+    "nccl_log": None,
     "config_root": None,
 }
 
@@ -89,6 +91,7 @@ def run_check(
     as_json: bool,
     quiet: bool,
     skip_gpu: bool,
+    nccl_log: str | None,
     config_root: Path | None,
     echo: Echo,
 ) -> int:
@@ -101,6 +104,7 @@ def run_check(
         every_match=every_match,
         config_root=config_root,
         skip_gpu=skip_gpu,
+        nccl_log=nccl_log,
     )
     if as_json:
         from envguard.render.json import check_json

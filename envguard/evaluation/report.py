@@ -14,6 +14,7 @@ from envguard.profile.loader import LoadedProfile
 if TYPE_CHECKING:  # flags machinery (argparse, catalogs) loads only for profiles with flags
     from envguard.probes.gpu import GpuObservation
     from envguard.probes.launch_line import LaunchObservation
+    from envguard.probes.nccl_log import NcclLog
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class CheckReport:
     zombies: tuple[int, ...] = ()  # exited workers not yet reaped: noted, nothing to check
     gpus: tuple[GpuObservation, ...] = ()  # one per server, when the profile has [gpu]
     gpu_skipped: bool = False  # the profile has [gpu] and --skip-gpu said not to look
+    nccl_log: NcclLog | None = None  # NCCL's own log, when one was given
 
     @property
     def verdict(self) -> Verdict:

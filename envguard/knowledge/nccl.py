@@ -150,6 +150,12 @@ RENAMED = {"NCCL_IB_GDR_LEVEL": "NCCL_NET_GDR_LEVEL"}  # renamed in 2.4
 
 KNOWN_NAMES = frozenset(TUNING_VARIABLES) | OTHER_KNOWN_NAMES
 
+# What NCCL_DEBUG=INFO logs ("NAME set by environment to VALUE", docs/nccl.md). The logger's
+# own variables are read before anything is logged, so they never get a line; NCCL_PROTO and
+# NCCL_ALGO are logged only when a communicator of several ranks tunes its algorithms.
+NOT_LOGGED = frozenset({"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"})
+LOGGED_WHEN_TUNING = frozenset({"NCCL_PROTO", "NCCL_ALGO"})
+
 ENV_PLUGIN_VARIABLE = "NCCL_ENV_PLUGIN"
 ENV_PLUGIN_LIBRARY = "libnccl-env.so"  # loaded by NCCL 2.28+ when present
 

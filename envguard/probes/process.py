@@ -154,6 +154,19 @@ def snapshot(pid: int, *, is_target: bool = False) -> ProcessSnapshot:
     )
 
 
+def namespace_pid(pid: int) -> int:
+    """The pid a process sees for itself (getpid() in its own PID namespace: what it
+    prints in its logs), from the last NSpid field of /proc/PID/status; `pid` itself
+    where that cannot be read."""
+    try:
+        for line in _read(pid, "status").decode("ascii", "replace").splitlines():
+            if line.startswith("NSpid:"):
+                return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return pid
+
+
 def role_of(cmdline: tuple[str, ...], *, is_target: bool) -> str:
     """A short name for what the process does: launcher, scheduler_TP3, detokenizer, ..."""
     title = " ".join(cmdline).strip()

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from envguard.evaluation.report import CheckReport
     from envguard.probes.gpu import GpuObservation
     from envguard.probes.launch_line import LaunchObservation
+    from envguard.probes.nccl_log import NcclLog
     from envguard.probes.observe import ProcessObservation
 
 
@@ -47,6 +48,24 @@ def check_dict(report: CheckReport) -> dict[str, Any]:
         "findings": [dataclasses.asdict(f) for f in report.findings],
         "launches": [launch_dict(launch) for launch in report.launches],
         "gpus": {"skipped": report.gpu_skipped, "servers": [gpus_dict(g) for g in report.gpus]},
+        "nccl_log": nccl_log_dict(report.nccl_log) if report.nccl_log else None,
+    }
+
+
+def nccl_log_dict(log: NcclLog) -> dict[str, Any]:
+    """What NCCL's log said each process read (NCCL variables only: no secrets)."""
+    return {
+        "path": log.path,
+        "processes": [
+            {
+                "host": p.host,
+                "pid": p.pid,
+                "nccl_version": p.version,
+                "ranks": [{"rank": rank, "nranks": size} for rank, size in p.ranks],
+                "settings": {n: shown(n, v, frozenset()) for n, v in p.settings.items()},
+            }
+            for p in log.processes
+        ],
     }
 
 

@@ -53,6 +53,13 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
     ]
     lines += _launch_lines(report)
     lines += _gpu_lines(report)
+    if report.nccl_log is not None:
+        log = report.nccl_log
+        versions = sorted({p.version for p in log.processes if p.version})
+        lines.append(
+            f"nccl log: {log.path}: {len(log.processes)} processes, {log.env_lines} settings "
+            f"reported" + (f" (NCCL {', '.join(versions)})" if versions else "")
+        )
     # Group by process; processes with identical findings share one block, so eight
     # schedulers missing the same variable read as one block, not eight.
     blocks: dict[tuple[tuple[str, ...], ...], list[str]] = {}

@@ -283,6 +283,7 @@ def test_json_document(runner: CliRunner, standin: Callable[..., StandIn]) -> No
         "findings",
         "launches",
         "gpus",
+        "nccl_log",
     }
     assert report["gpus"] == {"skipped": False, "servers": []}  # no [gpu]: NVML not loaded
     assert report["verdict"] == "ok"
