@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlsplit
 
 from envguard.evaluation.findings import Finding
+from envguard.knowledge.gpu import VISIBLE_DEVICES
 from envguard.launching.environment import BuiltEnvironment, build_environment, keep_for_clean_env
 from envguard.probes.process import ProcessSnapshot
 from envguard.profile.schema import Profile
@@ -107,7 +108,6 @@ def _gpus(profile: Profile, environ: dict[str, str]) -> tuple[list[Finding], str
     as built). No NVML: GpuUnavailable (exit 3) - a start on unverified GPUs is never
     silent; --skip-gpu says so."""
     from envguard.evaluation.gpu import evaluate_gpus
-    from envguard.knowledge.gpu import VISIBLE_DEVICES
     from envguard.probes.gpu import observe_gpus
 
     seen = observe_gpus(environ.get(VISIBLE_DEVICES))
