@@ -69,22 +69,24 @@ def load_nvml() -> Any:
     return pynvml
 
 
-def observe_gpus(visible: str | None, nvml: Any = None) -> GpuObservation:
+def observe_gpus(visible: str | None, nvml: Any = None, *, clocks: bool = False) -> GpuObservation:
     """Facts of every GPU a process with CUDA_VISIBLE_DEVICES=`visible` sees (None: unset,
-    every GPU). `nvml`: an initialised pynvml (load_nvml() when not given)."""
+    every GPU). `nvml`: an initialised pynvml (load_nvml() when not given). `clocks`: read
+    the application clock targets too (~1-6 ms a GPU; no check needs them)."""
     own = nvml is None
     nvml = load_nvml() if own else nvml
     try:
         count = nvml.nvmlDeviceGetCount()
-        handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
-        uuids = [_text(nvml.nvmlDeviceGetUUID(h)) for h in handles]
+        every = _each_gpu(nvml, count, clocks)
+        handles = [gpu[0] for gpu in every]
+        uuids = [gpu[1].uuid for gpu in every]
         chosen, notes = _visible(nvml, visible, handles, uuids)
         cuda = _call(nvml, nvml.nvmlSystemGetCudaDriverVersion_v2)
         return GpuObservation(
             driver=_text(nvml.nvmlSystemGetDriverVersion()),
             cuda_driver=f"{cuda // 1000}.{cuda % 1000 // 10}" if isinstance(cuda, int) else None,
             host_count=count,
-            gpus=tuple(_facts(nvml, i, handles[i], uuids[i]) for i in chosen),
+            gpus=tuple(every[i][1] for i in chosen),
             visible=visible,
             notes=tuple(notes),
         )
@@ -96,6 +98,42 @@ def observe_gpus(visible: str | None, nvml: Any = None) -> GpuObservation:
     finally:
         if own:
             nvml.nvmlShutdown()
+
+
+def _each_gpu(nvml: Any, count: int, clocks: bool) -> list[tuple[Any, GpuFacts]]:
+    """(handle, facts) of every GPU of the host, read one thread a GPU. The first queries
+    of a GPU cost the driver milliseconds each (measured on an H200: docs/gpu.md); NVML
+    is thread-safe (NVML API reference, "Thread Safety") and ctypes lets go of the GIL
+    during each call, so eight GPUs take about as long as one."""
+
+    def one(index: int) -> tuple[Any, GpuFacts]:
+        handle = nvml.nvmlDeviceGetHandleByIndex(index)
+        return handle, _facts(nvml, index, handle, _text(nvml.nvmlDeviceGetUUID(handle)), clocks)
+
+    if count <= 1:
+        return [one(i) for i in range(count)]
+    import threading
+
+    results: list[tuple[Any, GpuFacts] | BaseException | None] = [None] * count
+
+    def work(index: int) -> None:
+        try:
+            results[index] = one(index)
+        except BaseException as exc:  # re-raised below, in the caller's thread
+            results[index] = exc
+
+    threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    done: list[tuple[Any, GpuFacts]] = []
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+        assert result is not None
+        done.append(result)
+    return done
 
 
 def _visible(
@@ -165,7 +203,7 @@ def _resolve(nvml: Any, entry: VisibleEntry, handles: list[Any], uuids: list[str
     return None
 
 
-def _facts(nvml: Any, index: int, handle: Any, uuid: str) -> GpuFacts:
+def _facts(nvml: Any, index: int, handle: Any, uuid: str, clocks: bool) -> GpuFacts:
     errors: list[tuple[str, str]] = []
 
     def read(fact: str, function: Any, *args: Any) -> Any:
@@ -176,6 +214,9 @@ def _facts(nvml: Any, index: int, handle: Any, uuid: str) -> GpuFacts:
         except nvml.NVMLError as exc:
             errors.append((fact, str(exc)))
             return None
+
+    def app_clock(clock: int) -> tuple[Any, ...]:
+        return nvml.nvmlDeviceGetClock, clock, nvml.NVML_CLOCK_ID_APP_CLOCK_TARGET
 
     ecc = read("ecc", nvml.nvmlDeviceGetEccMode) or (None, None)
     mig = read("mig", nvml.nvmlDeviceGetMigMode) or (None, None)
@@ -201,18 +242,10 @@ def _facts(nvml: Any, index: int, handle: Any, uuid: str) -> GpuFacts:
         pcie_width=read("pcie_width", nvml.nvmlDeviceGetCurrPcieLinkWidth),
         pcie_gen_max=read("pcie_gen_max", nvml.nvmlDeviceGetMaxPcieLinkGeneration),
         pcie_width_max=read("pcie_width_max", nvml.nvmlDeviceGetMaxPcieLinkWidth),
-        app_clock_sm_mhz=read(
-            "app_clock_sm",
-            nvml.nvmlDeviceGetClock,
-            nvml.NVML_CLOCK_SM,
-            nvml.NVML_CLOCK_ID_APP_CLOCK_TARGET,
-        ),
-        app_clock_mem_mhz=read(
-            "app_clock_mem",
-            nvml.nvmlDeviceGetClock,
-            nvml.NVML_CLOCK_MEM,
-            nvml.NVML_CLOCK_ID_APP_CLOCK_TARGET,
-        ),
+        app_clock_sm_mhz=read("app_clock_sm", *app_clock(nvml.NVML_CLOCK_SM)) if clocks else None,
+        app_clock_mem_mhz=read("app_clock_mem", *app_clock(nvml.NVML_CLOCK_MEM))
+        if clocks
+        else None,
         clock_events=facts.clock_events(events) if events is not None else None,
         errors=tuple(errors),
     )

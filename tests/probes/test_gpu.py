@@ -11,10 +11,10 @@ from envguard.probes.gpu import GpuUnavailable, load_nvml, observe_gpus
 from tests.gpu_fakes import H200_UUIDS, fake_nvml, h200_host
 
 
-def observed(visible: str | None, spec: dict[str, Any] | None = None) -> Any:
+def observed(visible: str | None, spec: dict[str, Any] | None = None, clocks: bool = False) -> Any:
     nvml = fake_nvml(spec or h200_host())
     nvml.nvmlInit()
-    result = observe_gpus(visible, nvml)
+    result = observe_gpus(visible, nvml, clocks=clocks)
     nvml.nvmlShutdown()
     assert nvml.live == 0
     return result
@@ -29,10 +29,21 @@ def test_every_fact_of_every_gpu() -> None:
         nvml_index=0, uuid="", bus_id="", name="NVIDIA H200", persistence=True,
         power_limit_w=700.0, power_default_w=700.0, ecc=True, ecc_pending=True, mig=False,
         mig_pending=False, compute_mode="default", pcie_gen=5, pcie_width=16, pcie_gen_max=5,
-        pcie_width_max=16, app_clock_sm_mhz=1980, app_clock_mem_mhz=3201,
+        pcie_width_max=16, app_clock_sm_mhz=None, app_clock_mem_mhz=None,
         clock_events=("gpu_idle",), errors=(),
     )  # fmt: skip
     assert seen.notes == ()
+    # The application clock targets only when asked (no check needs them; each costs the
+    # driver 1-6 ms a GPU on an H200).
+    clocked = observed(None, clocks=True).gpus[1]
+    assert (clocked.app_clock_sm_mhz, clocked.app_clock_mem_mhz) == (1980, 3201)
+
+
+def test_a_gpu_that_fails_to_answer_fails_the_whole_reading() -> None:
+    spec = h200_host(count=4)
+    spec["gpus"][2]["failing"] = ["nvmlDeviceGetUUID"]
+    with pytest.raises(GpuUnavailable, match=r"NVML failed \(GPU is lost\)"):
+        observed(None, spec)
 
 
 @pytest.mark.parametrize(
