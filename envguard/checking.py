@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from envguard.evaluation.findings import Finding
 from envguard.evaluation.report import CheckReport
@@ -18,7 +18,7 @@ from envguard.probes.process import children_map, namespace_pid
 from envguard.probes.target import Target, resolve
 
 if TYPE_CHECKING:
-    from envguard.probes.gpu import GpuObservation
+    from envguard.probes.gpu import GpuObservation, GpuReading
     from envguard.probes.launch_line import LaunchObservation
     from envguard.profile.schema import GpuSection
 
@@ -46,6 +46,8 @@ def check(
     from envguard.profile.loader import load_profile
 
     loaded = load_profile(profile_path)
+    # NVML starts now, beside the rest; bench and watch fingerprint the GPUs too.
+    gpus = GpuCheck(loaded.profile.gpu, skip=skip_gpu, fingerprint=read_launch)
     server = loaded.profile.server
     checks_flags = server.kind != "generic" and bool(server.flags or server.forbidden_flags)
     pids = resolve(target, every_match=every_match)
@@ -55,13 +57,13 @@ def check(
     zombies: list[int] = []
     # Many servers (--all): one scan of /proc serves every tree.
     children = children_map() if len(pids) > 1 else None
-    gpus = GpuCheck(loaded.profile.gpu, skip=skip_gpu)
+    visible: list[str | None] = []
     for pid in pids:
         observation = observe(pid, config_root=config_root, children=children)
         processes += observation.processes
         zombies += observation.zombies
         findings += evaluate(loaded.profile, observation)
-        findings += gpus.check(visible_devices(observation.processes))
+        visible.append(visible_devices(observation.processes))
         if checks_flags or read_launch:
             from envguard.probes.launch_line import observe_launch
 
@@ -74,7 +76,8 @@ def check(
                 from envguard.evaluation.flags import evaluate_flags
 
                 findings += evaluate_flags(server, launch, launcher.role)
-    gpus.close()
+    for devices in visible:
+        findings += gpus.check(devices)
     logged = None
     if nccl_log is not None:
         from envguard.evaluation.nccl_log import evaluate_nccl_log
@@ -107,29 +110,32 @@ def visible_devices(processes: Sequence[ProcessObservation]) -> str | None:
 
 
 class GpuCheck:
-    """The GPU part of a check: NVML loaded once, only for a profile with [gpu]; without
-    NVML, one `unverifiable` finding per server (never ok)."""
+    """The GPU part of a check, only for a profile with [gpu]: NVML starts in a thread of
+    its own as soon as the profile is known (probes.gpu.GpuReading); without NVML, one
+    `unverifiable` finding per server (never ok)."""
 
-    def __init__(self, spec: GpuSection, *, skip: bool) -> None:
+    def __init__(self, spec: GpuSection, *, skip: bool, fingerprint: bool = False) -> None:
         self.spec = spec
         self.wanted = not spec.is_empty()
         self.skip = skip
         self.observed: list[GpuObservation] = []
-        self._nvml: Any = None
-        self._unavailable: str | None = None
+        self._reading: GpuReading | None = None
+        if self.wanted and not skip:
+            from envguard.evaluation.gpu import facts_needed
+            from envguard.probes.gpu import FINGERPRINT_FACTS, GpuReading
+
+            wanted = facts_needed(spec) | (FINGERPRINT_FACTS if fingerprint else frozenset())
+            self._reading = GpuReading(wanted=wanted)
 
     def check(self, visible: str | None) -> list[Finding]:
-        if not self.wanted or self.skip:
+        if self._reading is None:
             return []
         from envguard.evaluation.gpu import evaluate_gpus
-        from envguard.probes import gpu
+        from envguard.probes.gpu import GpuUnavailable
 
-        if self._nvml is None and self._unavailable is None:
-            try:
-                self._nvml = gpu.load_nvml()
-            except gpu.GpuUnavailable as exc:
-                self._unavailable = exc.message
-        if self._unavailable is not None:
+        try:
+            seen = self._reading.observe(visible)
+        except GpuUnavailable as exc:
             return [
                 Finding(
                     kind="unverifiable",
@@ -137,17 +143,11 @@ class GpuCheck:
                     pid=None,
                     role=None,
                     expected=None,
-                    actual=self._unavailable,
+                    actual=exc.message,
                     source="NVML",
                     hint="run the check where the NVIDIA driver is loaded, or add --skip-gpu "
                     "to check the rest (the output then says so)",
                 )
             ]
-        seen = gpu.observe_gpus(visible, self._nvml)
         self.observed.append(seen)
         return evaluate_gpus(self.spec, seen)
-
-    def close(self) -> None:
-        if self._nvml is not None:
-            self._nvml.nvmlShutdown()
-            self._nvml = None

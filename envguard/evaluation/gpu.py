@@ -13,6 +13,22 @@ from envguard.profile.schema import GpuSection
 SOURCE = "NVML"
 
 
+def facts_needed(spec: GpuSection) -> frozenset[str]:
+    """The fact groups (probes.gpu) that checking `spec` reads; name and UUID always."""
+    needed = {
+        "persistence": spec.persistence is not None,
+        "power_limit": spec.power_limit_min is not None,
+        "ecc": spec.ecc is not None,
+        "mig": spec.mig is not None,
+        "compute_mode": spec.compute_mode is not None,
+        "pcie": spec.pcie_gen_min is not None or spec.pcie_width_min is not None,
+        "pcie_max": spec.pcie_gen_min is not None,
+        # An idle GPU's link speed proves nothing: the idle reason decides.
+        "clock_events": bool(spec.forbidden_clock_events) or spec.pcie_gen_min is not None,
+    }
+    return frozenset(group for group, wanted in needed.items() if wanted)
+
+
 def evaluate_gpus(spec: GpuSection, seen: GpuObservation) -> list[Finding]:
     """Findings of kind `gpu` (a GPU is not as the profile says) or `unverifiable` (NVML
     could not tell); server-wide, so without a pid."""

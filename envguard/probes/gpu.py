@@ -15,12 +15,25 @@ from envguard.errors import EnvguardError
 from envguard.knowledge import gpu as facts
 from envguard.knowledge.gpu import VisibleEntry
 
+# What can be read of each GPU besides its name and UUID, by group. Each group's first query
+# costs the driver up to a few ms a GPU (docs/gpu.md), so a check reads what it needs.
+ALL_FACTS = frozenset(
+    {"bus_id", "persistence", "power_limit", "ecc", "mig", "compute_mode", "pcie", "pcie_max",
+     "clock_events"}
+)  # fmt: skip
+APP_CLOCKS = "app_clocks"  # the application clock targets: no check needs them
+# The facts that are part of the setup's fingerprint (envguard.fingerprint.gpu_setup).
+FINGERPRINT_FACTS = frozenset({"persistence", "power_limit", "ecc", "mig", "pcie_max"})
+
 
 class GpuUnavailable(EnvguardError):
     """NVML cannot be loaded or initialised here (exit 3: could not verify)."""
 
 
 class GpuFacts(NamedTuple):
+    """One GPU. A fact is None where it was not asked for or the GPU does not support it;
+    one NVML failed to read is in `errors`."""
+
     nvml_index: int  # NVML's index (PCI bus order)
     uuid: str
     name: str
@@ -52,8 +65,26 @@ class GpuObservation(NamedTuple):
     notes: tuple[str, ...] = ()
 
 
+class HostGpus(NamedTuple):
+    """Every GPU of the host as NVML reports it (before CUDA_VISIBLE_DEVICES chooses)."""
+
+    driver: str
+    cuda_driver: str | None  # "13.0"
+    handles: tuple[Any, ...]
+    facts: tuple[GpuFacts, ...]
+
+
+_started: list[Any] = []  # the initialised pynvml, once this process has started NVML
+
+
 def load_nvml() -> Any:
-    """The initialised pynvml module; GpuUnavailable when there is no NVML to ask."""
+    """The initialised pynvml module; GpuUnavailable when there is no NVML to ask.
+
+    NVML is started once a process and left running: a second check in the same process
+    (bench checks before and after the run) finds it warm, and the driver releases it when
+    the process exits (nvmlShutdown alone costs ~5 ms on an H200 host: docs/gpu.md)."""
+    if _started:
+        return _started[0]
     hint = "run where the NVIDIA driver is loaded, or add --skip-gpu to check the rest"
     try:
         import pynvml
@@ -66,41 +97,91 @@ def load_nvml() -> Any:
         pynvml.nvmlInit()
     except pynvml.NVMLError as exc:
         raise GpuUnavailable(f"cannot verify GPUs: NVML not available ({exc})", hint=hint) from None
+    _started.append(pynvml)
     return pynvml
 
 
-def observe_gpus(visible: str | None, nvml: Any = None, *, clocks: bool = False) -> GpuObservation:
+def observe_gpus(
+    visible: str | None, nvml: Any = None, *, wanted: frozenset[str] = ALL_FACTS
+) -> GpuObservation:
     """Facts of every GPU a process with CUDA_VISIBLE_DEVICES=`visible` sees (None: unset,
-    every GPU). `nvml`: an initialised pynvml (load_nvml() when not given). `clocks`: read
-    the application clock targets too (~1-6 ms a GPU; no check needs them)."""
-    own = nvml is None
-    nvml = load_nvml() if own else nvml
+    every GPU). `nvml`: an initialised pynvml (load_nvml() when not given). `wanted`: the
+    fact groups to read (ALL_FACTS | {APP_CLOCKS} for everything); the rest stay None."""
+    nvml = nvml if nvml is not None else load_nvml()
+    return seen_by(read_host(nvml, wanted=wanted), visible, nvml)
+
+
+class GpuReading:
+    """NVML started and every GPU of the host read in a thread of its own, so that the
+    driver's start-up (~30 ms on an H200 host, most of it in C calls that let go of the
+    GIL) runs beside the rest of a check: reading /proc, parsing flags, asking the server."""
+
+    def __init__(self, *, wanted: frozenset[str] = ALL_FACTS) -> None:
+        import threading
+
+        self._wanted = wanted
+        self._nvml: Any = None
+        self._result: HostGpus | BaseException | None = None
+        self._thread = threading.Thread(target=self._read, name="envguard-nvml", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            self._nvml = load_nvml()
+            self._result = read_host(self._nvml, wanted=self._wanted)
+        except BaseException as exc:  # raised again in the caller's thread, by observe()
+            self._result = exc
+
+    def observe(self, visible: str | None) -> GpuObservation:
+        """The GPUs a process with CUDA_VISIBLE_DEVICES=`visible` sees; GpuUnavailable as
+        load_nvml and read_host raise it."""
+        self._thread.join()
+        if isinstance(self._result, BaseException):
+            raise self._result
+        assert self._result is not None
+        return seen_by(self._result, visible, self._nvml)
+
+
+def read_host(nvml: Any, *, wanted: frozenset[str] = ALL_FACTS) -> HostGpus:
+    """Every GPU of the host; GpuUnavailable when NVML fails on the way."""
     try:
-        count = nvml.nvmlDeviceGetCount()
-        every = _each_gpu(nvml, count, clocks)
-        handles = [gpu[0] for gpu in every]
-        uuids = [gpu[1].uuid for gpu in every]
-        chosen, notes = _visible(nvml, visible, handles, uuids)
+        every = _each_gpu(nvml, nvml.nvmlDeviceGetCount(), wanted)
         cuda = _call(nvml, nvml.nvmlSystemGetCudaDriverVersion_v2)
-        return GpuObservation(
+        return HostGpus(
             driver=_text(nvml.nvmlSystemGetDriverVersion()),
             cuda_driver=f"{cuda // 1000}.{cuda % 1000 // 10}" if isinstance(cuda, int) else None,
-            host_count=count,
-            gpus=tuple(every[i][1] for i in chosen),
-            visible=visible,
-            notes=tuple(notes),
+            handles=tuple(handle for handle, _ in every),
+            facts=tuple(facts for _, facts in every),
         )
     except nvml.NVMLError as exc:
-        raise GpuUnavailable(
-            f"cannot verify GPUs: NVML failed ({exc})",
-            hint="nvidia-smi tells whether the driver answers; a lost GPU needs a reset",
-        ) from None
-    finally:
-        if own:
-            nvml.nvmlShutdown()
+        raise _failed(exc) from None
 
 
-def _each_gpu(nvml: Any, count: int, clocks: bool) -> list[tuple[Any, GpuFacts]]:
+def seen_by(host: HostGpus, visible: str | None, nvml: Any) -> GpuObservation:
+    """The host's GPUs that CUDA shows a process with CUDA_VISIBLE_DEVICES=`visible`."""
+    try:
+        uuids = [gpu.uuid for gpu in host.facts]
+        chosen, notes = _visible(nvml, visible, list(host.handles), uuids, host.facts)
+    except nvml.NVMLError as exc:
+        raise _failed(exc) from None
+    return GpuObservation(
+        driver=host.driver,
+        cuda_driver=host.cuda_driver,
+        host_count=len(host.facts),
+        gpus=tuple(host.facts[i] for i in chosen),
+        visible=visible,
+        notes=tuple(notes),
+    )
+
+
+def _failed(exc: Exception) -> GpuUnavailable:
+    return GpuUnavailable(
+        f"cannot verify GPUs: NVML failed ({exc})",
+        hint="nvidia-smi tells whether the driver answers; a lost GPU needs a reset",
+    )
+
+
+def _each_gpu(nvml: Any, count: int, wanted: frozenset[str]) -> list[tuple[Any, GpuFacts]]:
     """(handle, facts) of every GPU of the host, read one thread a GPU. The first queries
     of a GPU cost the driver milliseconds each (measured on an H200: docs/gpu.md); NVML
     is thread-safe (NVML API reference, "Thread Safety") and ctypes lets go of the GIL
@@ -108,7 +189,7 @@ def _each_gpu(nvml: Any, count: int, clocks: bool) -> list[tuple[Any, GpuFacts]]
 
     def one(index: int) -> tuple[Any, GpuFacts]:
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
-        return handle, _facts(nvml, index, handle, _text(nvml.nvmlDeviceGetUUID(handle)), clocks)
+        return handle, _facts(nvml, index, handle, _text(nvml.nvmlDeviceGetUUID(handle)), wanted)
 
     if count <= 1:
         return [one(i) for i in range(count)]
@@ -137,7 +218,11 @@ def _each_gpu(nvml: Any, count: int, clocks: bool) -> list[tuple[Any, GpuFacts]]
 
 
 def _visible(
-    nvml: Any, visible: str | None, handles: list[Any], uuids: list[str]
+    nvml: Any,
+    visible: str | None,
+    handles: list[Any],
+    uuids: list[str],
+    host_facts: tuple[GpuFacts, ...],
 ) -> tuple[list[int], list[str]]:
     """NVML indices of the GPUs CUDA shows, in CUDA's order, and notes on how."""
     if visible is None:
@@ -164,19 +249,12 @@ def _visible(
             f"{facts.VISIBLE_DEVICES}={visible!r}: CUDA shows only the GPUs before its first "
             "invalid entry"
         )
-    if (
-        any(e.kind == "index" for e in entries)
-        and len({_text_name(nvml, handles[i]) for i in chosen}) > 1
-    ):
+    if any(e.kind == "index" for e in entries) and len({host_facts[i].name for i in chosen}) > 1:
         notes.append(
             "indices are read in PCI bus order (NVML's); CUDA orders unlike GPUs fastest "
             f"first unless {facts.DEVICE_ORDER}=PCI_BUS_ID"
         )
     return chosen, notes
-
-
-def _text_name(nvml: Any, handle: Any) -> str:
-    return _text(nvml.nvmlDeviceGetName(handle))
 
 
 def _resolve(nvml: Any, entry: VisibleEntry, handles: list[Any], uuids: list[str]) -> int | None:
@@ -203,21 +281,21 @@ def _resolve(nvml: Any, entry: VisibleEntry, handles: list[Any], uuids: list[str
     return None
 
 
-def _facts(nvml: Any, index: int, handle: Any, uuid: str, clocks: bool) -> GpuFacts:
+def _facts(nvml: Any, index: int, handle: Any, uuid: str, wanted: frozenset[str]) -> GpuFacts:
     errors: list[tuple[str, str]] = []
 
     def read(fact: str, function: Any, *args: Any) -> Any:
+        if fact.partition(":")[0] not in wanted:
+            return None
         try:
             return function(handle, *args)
         except nvml.NVMLError_NotSupported:
             return None
         except nvml.NVMLError as exc:
-            errors.append((fact, str(exc)))
+            errors.append((fact.partition(":")[0], str(exc)))
             return None
 
-    def app_clock(clock: int) -> tuple[Any, ...]:
-        return nvml.nvmlDeviceGetClock, clock, nvml.NVML_CLOCK_ID_APP_CLOCK_TARGET
-
+    clock, target = nvml.nvmlDeviceGetClock, nvml.NVML_CLOCK_ID_APP_CLOCK_TARGET
     ecc = read("ecc", nvml.nvmlDeviceGetEccMode) or (None, None)
     mig = read("mig", nvml.nvmlDeviceGetMigMode) or (None, None)
     pci = read("bus_id", nvml.nvmlDeviceGetPciInfo)
@@ -231,21 +309,19 @@ def _facts(nvml: Any, index: int, handle: Any, uuid: str, clocks: bool) -> GpuFa
         persistence=_flag(read("persistence", nvml.nvmlDeviceGetPersistenceMode)),
         power_limit_w=_watts(read("power_limit", nvml.nvmlDeviceGetEnforcedPowerLimit)),
         power_default_w=_watts(
-            read("power_default", nvml.nvmlDeviceGetPowerManagementDefaultLimit)
+            read("power_limit:default", nvml.nvmlDeviceGetPowerManagementDefaultLimit)
         ),
         ecc=_flag(ecc[0]),
         ecc_pending=_flag(ecc[1]),
         mig=_flag(mig[0]),
         mig_pending=_flag(mig[1]),
         compute_mode=facts.COMPUTE_MODES.get(mode, str(mode)) if mode is not None else None,
-        pcie_gen=read("pcie_gen", nvml.nvmlDeviceGetCurrPcieLinkGeneration),
-        pcie_width=read("pcie_width", nvml.nvmlDeviceGetCurrPcieLinkWidth),
-        pcie_gen_max=read("pcie_gen_max", nvml.nvmlDeviceGetMaxPcieLinkGeneration),
-        pcie_width_max=read("pcie_width_max", nvml.nvmlDeviceGetMaxPcieLinkWidth),
-        app_clock_sm_mhz=read("app_clock_sm", *app_clock(nvml.NVML_CLOCK_SM)) if clocks else None,
-        app_clock_mem_mhz=read("app_clock_mem", *app_clock(nvml.NVML_CLOCK_MEM))
-        if clocks
-        else None,
+        pcie_gen=read("pcie", nvml.nvmlDeviceGetCurrPcieLinkGeneration),
+        pcie_width=read("pcie:width", nvml.nvmlDeviceGetCurrPcieLinkWidth),
+        pcie_gen_max=read("pcie_max", nvml.nvmlDeviceGetMaxPcieLinkGeneration),
+        pcie_width_max=read("pcie_max:width", nvml.nvmlDeviceGetMaxPcieLinkWidth),
+        app_clock_sm_mhz=read("app_clocks", clock, nvml.NVML_CLOCK_SM, target),
+        app_clock_mem_mhz=read("app_clocks:mem", clock, nvml.NVML_CLOCK_MEM, target),
         clock_events=facts.clock_events(events) if events is not None else None,
         errors=tuple(errors),
     )

@@ -7,14 +7,18 @@ from typing import Any
 
 import pytest
 
-from envguard.probes.gpu import GpuUnavailable, load_nvml, observe_gpus
+from envguard.evaluation.gpu import facts_needed
+from envguard.probes.gpu import ALL_FACTS, APP_CLOCKS, GpuUnavailable, load_nvml, observe_gpus
+from envguard.profile.schema import GpuSection
 from tests.gpu_fakes import H200_UUIDS, fake_nvml, h200_host
 
 
-def observed(visible: str | None, spec: dict[str, Any] | None = None, clocks: bool = False) -> Any:
+def observed(
+    visible: str | None, spec: dict[str, Any] | None = None, wanted: frozenset[str] = ALL_FACTS
+) -> Any:
     nvml = fake_nvml(spec or h200_host())
     nvml.nvmlInit()
-    result = observe_gpus(visible, nvml, clocks=clocks)
+    result = observe_gpus(visible, nvml, wanted=wanted)
     nvml.nvmlShutdown()
     assert nvml.live == 0
     return result
@@ -35,7 +39,7 @@ def test_every_fact_of_every_gpu() -> None:
     assert seen.notes == ()
     # The application clock targets only when asked (no check needs them; each costs the
     # driver 1-6 ms a GPU on an H200).
-    clocked = observed(None, clocks=True).gpus[1]
+    clocked = observed(None, wanted=ALL_FACTS | {APP_CLOCKS}).gpus[1]
     assert (clocked.app_clock_sm_mhz, clocked.app_clock_mem_mhz) == (1980, 3201)
 
 
@@ -116,3 +120,18 @@ def test_this_machine_has_no_nvml_and_says_so() -> None:
     else:
         nvml.nvmlShutdown()
         pytest.skip("this machine has NVML (a GPU host)")
+
+
+def test_a_check_reads_only_what_its_profile_needs() -> None:
+    """Each kind of query costs the driver milliseconds a GPU the first time."""
+    nvml = fake_nvml(h200_host())
+    nvml.nvmlInit()
+    spec = GpuSection(count=2, mig=False, forbidden_clock_events=("hw_slowdown",))
+    gpu = observe_gpus(None, nvml, wanted=facts_needed(spec)).gpus[0]
+    assert (gpu.mig, gpu.clock_events) == (False, ("gpu_idle",))
+    assert (gpu.persistence, gpu.power_limit_w, gpu.ecc, gpu.pcie_gen) == (None, None, None, None)
+    asked = {call for call in nvml.calls if call.startswith("nvmlDevice")}
+    assert asked == {
+        "nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetUUID",
+        "nvmlDeviceGetName", "nvmlDeviceGetMigMode", "nvmlDeviceGetCurrentClocksEventReasons",
+    }  # fmt: skip

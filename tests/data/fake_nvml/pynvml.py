@@ -94,11 +94,17 @@ class FakeNvml(types.ModuleType):
         raise AssertionError(f"unexpected NVML call: pynvml.{name}")
 
     def __getattribute__(self, name: str) -> Any:
-        if name.startswith("nvml") and name in FakeNvml._ANSWERS:
+        attribute = object.__getattribute__(self, name)
+        if not (name.startswith("nvml") and name in FakeNvml._ANSWERS):
+            return attribute
+
+        def call(*args: Any) -> Any:  # recorded when called, not when looked up
             self.calls.append(name)
             if name != "nvmlInit" and not object.__getattribute__(self, "live"):
                 raise AssertionError(f"pynvml.{name} called without nvmlInit")
-        return object.__getattribute__(self, name)
+            return attribute(*args)
+
+        return call
 
     # --- the system ---------------------------------------------------------------
     def nvmlInit(self) -> None:
