@@ -82,6 +82,15 @@ unset PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX="$out/pycache"
 "$py" benchmarks/gpu_check_speed.py --pid "$pid" "$out/acceptance.toml" \
   "$out/acceptance-nogpu.toml" | tee "$out/speed.txt"
+# And on an 11-process stand-in of an SGLang TP8 tree (launcher, 8 schedulers, ...).
+NCCL_PROTO=LL NCCL_ALGO=Ring NCCL_P2P_LEVEL=SYS NCCL_MAX_NCHANNELS=16 \
+  NCCL_BUFFSIZE=16777216 NCCL_NTHREADS=512 SPT_NOENV=1 \
+  "$py" -m envguard.testing.standin --schedulers 8 > "$out/standin.txt" &
+standin=$!
+for _ in $(seq 100); do grep -q "^ready" "$out/standin.txt" && break; sleep 0.1; done
+"$py" benchmarks/gpu_check_speed.py --pid "$standin" "$out/acceptance.toml" \
+  "$out/acceptance-nogpu.toml" | tee -a "$out/speed.txt"
+kill "$standin"
 set -e
 envguard stop --pid-file "$out/run.pid"
 [ "$verdict" -eq 0 ] && [ "$drift" -eq 1 ]
