@@ -31,13 +31,13 @@ def main() -> None:
     args = parser.parse_args()
     envguard = [sys.executable, "-m", "envguard", "check", "--pid", args.pid, "-q", "-p"]
     base = [sys.executable, "-c", "pass"]
-    for argv in (envguard + [args.with_gpu], envguard + [args.without_gpu]):
+    for argv in ([*envguard, args.with_gpu], [*envguard, args.without_gpu]):
         timed(argv)  # warm the profile cache and the page cache
     with_gpu, without, python = [], [], []
     for _ in range(args.rounds):
         python.append(timed(base))
-        with_gpu.append(timed(envguard + [args.with_gpu]))
-        without.append(timed(envguard + [args.without_gpu]))
+        with_gpu.append(timed([*envguard, args.with_gpu]))
+        without.append(timed([*envguard, args.without_gpu]))
     import pynvml
 
     inits = []

@@ -45,24 +45,29 @@ def on(value: bool | None) -> str:
     return {True: "Enabled", False: "Disabled", None: "N/A"}[value]
 
 
+LINK = "PCI/GPU Link Info"
+MODES = {"default": "Default", "prohibited": "Prohibited", "exclusive_process": "Exclusive_Process"}
+
+
 def pairs(gpu: GpuFacts, smi: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(fact, envguard's reading, nvidia-smi's) for one GPU."""
     watts = f"{gpu.power_limit_w:.2f} W" if gpu.power_limit_w is not None else "N/A"
-    mode = {"default": "Default", "prohibited": "Prohibited", "exclusive_process": "Exclusive_Process"}
-    return [
-        ("name", gpu.name, smi.get("Product Name", "?")),
-        ("uuid", gpu.uuid, smi.get("GPU UUID", "?")),
-        ("persistence", on(gpu.persistence), smi.get("Persistence Mode", "?")),
-        ("power limit (enforced)", watts, smi.get("GPU Power Readings/Current Power Limit", "?")),
-        ("ECC current", on(gpu.ecc), smi.get("ECC Mode/Current", "?")),
-        ("ECC pending", on(gpu.ecc_pending), smi.get("ECC Mode/Pending", "?")),
-        ("MIG current", on(gpu.mig), smi.get("MIG Mode/Current", "?")),
-        ("MIG pending", on(gpu.mig_pending), smi.get("MIG Mode/Pending", "?")),
-        ("compute mode", mode.get(gpu.compute_mode or "", "?"), smi.get("Compute Mode", "?")),
-        ("PCIe gen max", str(gpu.pcie_gen_max), smi.get("PCI/GPU Link Info/PCIe Generation/Max", "?")),
-        ("PCIe gen current", str(gpu.pcie_gen), smi.get("PCI/GPU Link Info/PCIe Generation/Current", "?")),
-        ("PCIe width max", f"{gpu.pcie_width_max}x", smi.get("PCI/GPU Link Info/Link Width/Max", "?")),
-        ("PCIe width current", f"{gpu.pcie_width}x", smi.get("PCI/GPU Link Info/Link Width/Current", "?")),
-    ]  # fmt: skip
+    ours = [
+        ("name", gpu.name, "Product Name"),
+        ("uuid", gpu.uuid, "GPU UUID"),
+        ("persistence", on(gpu.persistence), "Persistence Mode"),
+        ("power limit (enforced)", watts, "GPU Power Readings/Current Power Limit"),
+        ("ECC current", on(gpu.ecc), "ECC Mode/Current"),
+        ("ECC pending", on(gpu.ecc_pending), "ECC Mode/Pending"),
+        ("MIG current", on(gpu.mig), "MIG Mode/Current"),
+        ("MIG pending", on(gpu.mig_pending), "MIG Mode/Pending"),
+        ("compute mode", MODES.get(gpu.compute_mode or "", "?"), "Compute Mode"),
+        ("PCIe gen max", str(gpu.pcie_gen_max), f"{LINK}/PCIe Generation/Max"),
+        ("PCIe gen current", str(gpu.pcie_gen), f"{LINK}/PCIe Generation/Current"),
+        ("PCIe width max", f"{gpu.pcie_width_max}x", f"{LINK}/Link Width/Max"),
+        ("PCIe width current", f"{gpu.pcie_width}x", f"{LINK}/Link Width/Current"),
+    ]
+    return [(fact, value, smi.get(key, "?")) for fact, value, key in ours]
 
 
 def main() -> int:

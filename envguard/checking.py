@@ -16,6 +16,7 @@ from envguard.knowledge.gpu import VISIBLE_DEVICES
 from envguard.probes.observe import ProcessObservation
 from envguard.probes.process import children_map, namespace_pid
 from envguard.probes.target import Target, resolve
+from envguard.profile.loader import LoadedProfile, load_profile
 
 if TYPE_CHECKING:
     from envguard.probes.gpu import GpuObservation, GpuReading
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def check(
-    profile_path: str | Path,
+    profile: str | Path | LoadedProfile,
     target: Target,
     *,
     every_match: bool = False,
@@ -32,6 +33,7 @@ def check(
     read_launch: bool = False,
     skip_gpu: bool = False,
     nccl_log: str | Path | None = None,
+    gpu_reading: GpuReading | None = None,
 ) -> CheckReport:
     """Load the profile, read the target's process tree, and evaluate it.
 
@@ -40,14 +42,15 @@ def check(
     none (bench fingerprints them). A profile with [gpu] loads NVML (`skip_gpu`: not).
     `nccl_log`: a log of the server written with NCCL_DEBUG=INFO, whose lines are held
     against the profile and against what envguard read from the same processes.
+    `profile`: a path or name, or a profile already loaded; `gpu_reading`: NVML already
+    started for it (evaluation.gpu.start_reading), so that it runs beside more of the work.
     """
     from envguard.evaluation.check import evaluate
     from envguard.probes.observe import observe
-    from envguard.profile.loader import load_profile
 
-    loaded = load_profile(profile_path)
-    # NVML starts now, beside the rest; bench and watch fingerprint the GPUs too.
-    gpus = GpuCheck(loaded.profile.gpu, skip=skip_gpu, fingerprint=read_launch)
+    loaded = profile if isinstance(profile, LoadedProfile) else load_profile(profile)
+    # NVML starts now (if not already), beside the rest; bench and watch fingerprint GPUs.
+    gpus = GpuCheck(loaded.profile.gpu, skip=skip_gpu, fingerprint=read_launch, reading=gpu_reading)
     server = loaded.profile.server
     checks_flags = server.kind != "generic" and bool(server.flags or server.forbidden_flags)
     pids = resolve(target, every_match=every_match)
@@ -111,21 +114,26 @@ def visible_devices(processes: Sequence[ProcessObservation]) -> str | None:
 
 class GpuCheck:
     """The GPU part of a check, only for a profile with [gpu]: NVML starts in a thread of
-    its own as soon as the profile is known (probes.gpu.GpuReading); without NVML, one
-    `unverifiable` finding per server (never ok)."""
+    its own as soon as the profile is known (evaluation.gpu.start_reading); without NVML,
+    one `unverifiable` finding per server (never ok)."""
 
-    def __init__(self, spec: GpuSection, *, skip: bool, fingerprint: bool = False) -> None:
+    def __init__(
+        self,
+        spec: GpuSection,
+        *,
+        skip: bool,
+        fingerprint: bool = False,
+        reading: GpuReading | None = None,
+    ) -> None:
         self.spec = spec
         self.wanted = not spec.is_empty()
         self.skip = skip
         self.observed: list[GpuObservation] = []
         self._reading: GpuReading | None = None
         if self.wanted and not skip:
-            from envguard.evaluation.gpu import facts_needed
-            from envguard.probes.gpu import FINGERPRINT_FACTS, GpuReading
+            from envguard.evaluation.gpu import start_reading
 
-            wanted = facts_needed(spec) | (FINGERPRINT_FACTS if fingerprint else frozenset())
-            self._reading = GpuReading(wanted=wanted)
+            self._reading = reading or start_reading(spec, fingerprint=fingerprint)
 
     def check(self, visible: str | None) -> list[Finding]:
         if self._reading is None:

@@ -96,15 +96,26 @@ def run_check(
     echo: Echo,
 ) -> int:
     """The check command's body, for both readings of its command line."""
+    from envguard.profile.loader import load_profile
+
+    loaded = load_profile(profile_path)
+    reading = None
+    if not skip_gpu:
+        # NVML's start-up (~30 ms on an H200 host) runs beside everything from here on,
+        # the check engine's own imports included.
+        from envguard.evaluation.gpu import start_reading
+
+        reading = start_reading(loaded.profile.gpu)
     from envguard.checking import check
 
     report = check(
-        profile_path,
+        loaded,
         target,
         every_match=every_match,
         config_root=config_root,
         skip_gpu=skip_gpu,
         nccl_log=nccl_log,
+        gpu_reading=reading,
     )
     if as_json:
         from envguard.render.json import check_json

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from envguard.evaluation.findings import Draft, Finding, placed
 from envguard.knowledge.gpu import VISIBLE_DEVICES, version_key
-from envguard.probes.gpu import GpuFacts, GpuObservation
+from envguard.probes.gpu import GpuFacts, GpuObservation, GpuReading
 from envguard.profile.schema import GpuSection
 
 SOURCE = "NVML"
@@ -27,6 +27,18 @@ def facts_needed(spec: GpuSection) -> frozenset[str]:
         "clock_events": bool(spec.forbidden_clock_events) or spec.pcie_gen_min is not None,
     }
     return frozenset(group for group, wanted in needed.items() if wanted)
+
+
+def start_reading(spec: GpuSection, *, fingerprint: bool = False) -> GpuReading | None:
+    """NVML started in a thread for the facts checking `spec` needs (and the fingerprint's,
+    for bench and watch); None for a profile without [gpu]: NVML is never loaded."""
+    if spec.is_empty():
+        return None
+    from envguard.probes.gpu import FINGERPRINT_FACTS, GpuReading
+
+    return GpuReading(
+        wanted=facts_needed(spec) | (FINGERPRINT_FACTS if fingerprint else frozenset())
+    )
 
 
 def evaluate_gpus(spec: GpuSection, seen: GpuObservation) -> list[Finding]:

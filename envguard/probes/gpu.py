@@ -9,6 +9,7 @@ never reads as "ok".
 
 from __future__ import annotations
 
+import threading
 from typing import Any, NamedTuple
 
 from envguard.errors import EnvguardError
@@ -117,8 +118,6 @@ class GpuReading:
     GIL) runs beside the rest of a check: reading /proc, parsing flags, asking the server."""
 
     def __init__(self, *, wanted: frozenset[str] = ALL_FACTS) -> None:
-        import threading
-
         self._wanted = wanted
         self._nvml: Any = None
         self._result: HostGpus | BaseException | None = None
@@ -193,8 +192,6 @@ def _each_gpu(nvml: Any, count: int, wanted: frozenset[str]) -> list[tuple[Any, 
 
     if count <= 1:
         return [one(i) for i in range(count)]
-    import threading
-
     results: list[tuple[Any, GpuFacts] | BaseException | None] = [None] * count
 
     def work(index: int) -> None:
