@@ -6,14 +6,12 @@ Library first: `check()` takes plain arguments and returns a CheckReport; `envgu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envguard.evaluation.findings import Finding
 from envguard.evaluation.report import CheckReport
-from envguard.knowledge.gpu import VISIBLE_DEVICES
-from envguard.probes.observe import ProcessObservation
+from envguard.probes.observe import ProcessObservation, visible_devices
 from envguard.probes.process import children_map, namespace_pid
 from envguard.probes.target import Target, resolve
 from envguard.profile.loader import LoadedProfile, load_profile
@@ -101,15 +99,6 @@ def check(
         gpu_skipped=skip_gpu and gpus.wanted,
         nccl_log=logged,
     )
-
-
-def visible_devices(processes: Sequence[ProcessObservation]) -> str | None:
-    """CUDA_VISIBLE_DEVICES as the server has it: the first process whose environment can
-    be read (the launcher, normally); None when unset."""
-    for proc in processes:
-        if proc.process.environ is not None:
-            return proc.process.environ.get(VISIBLE_DEVICES)
-    return None
 
 
 class GpuCheck:

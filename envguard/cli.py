@@ -25,6 +25,7 @@ COMMANDS = {
     "bench": "envguard.commands.bench:bench_command",
     "ledger": "envguard.commands.ledger:ledger_group",
     "watch": "envguard.commands.watch:watch_command",
+    "capture": "envguard.commands.capture:capture_command",
 }
 
 

@@ -91,6 +91,22 @@ def test_check_text_and_json(tmp_path: Path, leaky_server: StandIn) -> None:
     assert_clean(text, as_json)
 
 
+def test_capture_writes_no_secret(tmp_path: Path, leaky_server: StandIn) -> None:
+    """The server holds every shape (environment, a config file, --api-key and
+    --admin-api): the captured profile and everything printed hold none, and say what
+    was left out."""
+    out = tmp_path / "captured.toml"
+    args = ("capture", "--pid", str(leaky_server.pid), "--name", "c", "-o", str(out))
+    text = run(tmp_path, *args)
+    as_json = run(tmp_path, *args, "--force", "--json")
+    assert "note: --api-key left out: a secret" in text
+    assert "note: [server] command left out: the command line holds a secret" in text
+    assert "note: NCCL_SECRET_TOKEN left out: it looks like a credential" in text
+    captured = out.read_text()
+    assert 'NCCL_PROTO = "LL"' in captured and "tp-size = 2" in captured
+    assert_clean(text, as_json, captured)
+
+
 def test_bench_ledger_and_every_ledger_view(
     tmp_path: Path, fake_sglang: Callable[..., StandIn]
 ) -> None:

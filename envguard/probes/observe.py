@@ -7,10 +7,12 @@ An Observation is what evaluation needs and nothing more; building it is the onl
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from envguard.knowledge import nccl
+from envguard.knowledge.gpu import VISIBLE_DEVICES
 from envguard.probes.ncclconf import ConfigFile, config_files
 from envguard.probes.process import ProcessSnapshot, process_tree, read_proc
 
@@ -160,4 +162,13 @@ def _installed_plugin(root: Path, library_path: str) -> str | None:
             continue
         if present:
             return f"{candidate / nccl.ENV_PLUGIN_LIBRARY} is installed"
+    return None
+
+
+def visible_devices(processes: Sequence[ProcessObservation]) -> str | None:
+    """CUDA_VISIBLE_DEVICES as the server has it: the first process whose environment can
+    be read (the launcher, normally); None when unset."""
+    for proc in processes:
+        if proc.process.environ is not None:
+            return proc.process.environ.get(VISIBLE_DEVICES)
     return None

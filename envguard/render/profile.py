@@ -28,3 +28,18 @@ def without_defaults(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return [without_defaults(v) for v in value]
     return value
+
+
+def profile_toml(document: dict[str, Any], comments: dict[tuple[str, str], str]) -> str:
+    """A profile document as TOML (tomli-w), each (table, key) in `comments` followed by
+    its comment on the same line. tomli-w writes no comments, and writes a bare key as
+    `KEY = value` on a line of its own under its `[table]` header: that line gets it."""
+    table = ""
+    lines = []
+    for line in tomli_w.dumps(document).splitlines():
+        if line.startswith("[") and line.endswith("]"):
+            table = line.strip("[]")
+        key = line.split(" = ", 1)[0] if " = " in line else None
+        comment = comments.get((table, key)) if key is not None else None
+        lines.append(f"{line}  # {comment}" if comment else line)
+    return "\n".join(lines) + "\n"

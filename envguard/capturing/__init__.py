@@ -1,0 +1,1 @@
+"""envguard capture: a profile written from a live, known-good server."""
