@@ -61,6 +61,43 @@ def show_command(path: str, resolved: bool) -> None:
     click.echo(resolved_toml(path), nl=False)
 
 
+@profile_group.command("diff")
+@click.argument("before", metavar="A")
+@click.argument("after", metavar="B")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def diff_command(before: str, after: str, as_json: bool) -> int:
+    """What changed from profile A to profile B, each with its `extends` resolved: every
+    requirement added, removed or changed, with both values (exit 0 the same, 1 they
+    differ, as diff(1); 3 a profile cannot be read).
+
+    \b
+    git show HEAD~1:profiles/kimi.toml > old.toml   # an earlier version, beside it
+    envguard profile diff old.toml profiles/kimi.toml
+    """
+    from envguard.evaluation.profile_diff import profile_changes
+    from envguard.profile.loader import load_profile
+
+    wants_json(as_json)
+    a, b = load_profile(before), load_profile(after)
+    changes = profile_changes(a.profile, b.profile)
+    code = 1 if changes else 0
+    if as_json:
+        side = [{"path": p.path, "name": p.profile.name, "version": p.profile.version,
+                 "digest": p.digest} for p in (a, b)]  # fmt: skip
+        click.echo(
+            json.dumps(
+                {"a": side[0], "b": side[1], "changes": [c._asdict() for c in changes],
+                 "exit_code": code},
+                indent=2, default=str,
+            )
+        )  # fmt: skip
+        return code
+    from envguard.render.profile import diff_text
+
+    click.echo(diff_text(a, b, changes))
+    return code
+
+
 @profile_group.command("list")
 def list_command() -> None:
     """The profiles `-p NAME` finds: the user's, the system's, then the shipped ones."""

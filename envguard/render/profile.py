@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import json
+from typing import TYPE_CHECKING, Any
 
 import tomli_w
+
+if TYPE_CHECKING:
+    from envguard.evaluation.profile_diff import ProfileChange
+    from envguard.profile.loader import LoadedProfile
 
 
 def resolved_toml(path: str) -> str:
@@ -43,3 +48,23 @@ def profile_toml(document: dict[str, Any], comments: dict[tuple[str, str], str])
         comment = comments.get((table, key)) if key is not None else None
         lines.append(f"{line}  # {comment}" if comment else line)
     return "\n".join(lines) + "\n"
+
+
+def diff_text(before: LoadedProfile, after: LoadedProfile, changes: list[ProfileChange]) -> str:
+    """`envguard profile diff` for people: one line per change, both values."""
+    lines = [f"profile diff: {before.label} ({before.path}) -> {after.label} ({after.path})"]
+    width = max((len(c.change) for c in changes), default=0)
+    for change in changes:
+        if change.change == "added":
+            values = _value(change.after)
+        elif change.change == "removed":
+            values = _value(change.before)
+        else:
+            values = f"{_value(change.before)} -> {_value(change.after)}"
+        lines.append(f"  {change.change:<{width}}  {change.path}: {values}")
+    lines.append(f"{len(changes)} changes" if changes else "no differences")
+    return "\n".join(lines)
+
+
+def _value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
