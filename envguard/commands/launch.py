@@ -55,6 +55,12 @@ from envguard.launching.run import DEFAULT_TIMEOUT, LaunchOptions
 @grace_option("Foreground: seconds between a forwarded SIGTERM (or Ctrl-C) and SIGKILL.")
 @click.option("--force", is_flag=True, help="Start even when the command contradicts the profile.")
 @skip_gpu_option
+@click.option(
+    "--nccl-log",
+    is_flag=True,
+    help="With --detach: the check after health also holds NCCL's own lines in the "
+    "server's log (NCCL_DEBUG=INFO) against the profile.",
+)
 @click.option("--print-systemd", is_flag=True, help="Print an equivalent systemd unit and exit.")
 @click.option(
     "--json", "as_json", is_flag=True,
@@ -73,6 +79,7 @@ def launch_command(
     grace: float,
     force: bool,
     skip_gpu: bool,
+    nccl_log: bool,
     print_systemd: bool,
     as_json: bool,
     command: tuple[str, ...],
@@ -101,6 +108,8 @@ def launch_command(
         click.echo(systemd_unit(profile_path, list(command), force, echo), nl=False)
         return 0
     wants_json(as_json)
+    if nccl_log and not detach:
+        raise click.UsageError("--nccl-log reads the server's log: give --detach (and --log)")
     options = LaunchOptions(
         detach=detach,
         log=log,
@@ -112,6 +121,7 @@ def launch_command(
         grace=grace,
         server_stdout_to_stderr=as_json,
         skip_gpu=skip_gpu,
+        nccl_log=nccl_log,
     )
     code = launch(profile_path, list(command), options, echo)
     if as_json:

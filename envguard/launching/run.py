@@ -47,6 +47,7 @@ class LaunchOptions(NamedTuple):
     grace: float = 30.0  # seconds between a forwarded SIGTERM and SIGKILL (as stop's --grace)
     server_stdout_to_stderr: bool = False  # foreground: stdout is for envguard's --json
     skip_gpu: bool = False  # do not check the profile's [gpu] section (before or after start)
+    nccl_log: bool = False  # the check after health also reads NCCL's lines in the server's log
 
 
 class _Start(NamedTuple):
@@ -333,6 +334,9 @@ def _after_start(run: _Start, child: Child, *, detached: bool) -> int:
     echo = run.echo
     if run.url is None:
         echo("  no health URL (--health-url, [server] health_url or a --port flag): not waiting")
+        if run.options.nccl_log:
+            echo(f"  --nccl-log: not checked; once NCCL has started: envguard check "
+                 f"-p {run.loaded.path} --pid {child.pid} --nccl-log {run.log}")  # fmt: skip
         _write_manifest(run, child, None, "not checked", 0)
         return int(ExitCode.OK)
     from envguard.launching.health import log_tail, wait_healthy
@@ -354,7 +358,8 @@ def _after_start(run: _Start, child: Child, *, detached: bool) -> int:
     }
     if result.outcome == "healthy":
         echo(f"  healthy after {result.elapsed:.0f}s: checking the live process tree")
-        verdict, count, code = _check(run.loaded, child.pid, echo, run.options.skip_gpu)
+        nccl_log = run.log if run.options.nccl_log else None
+        verdict, count, code = _check(run.loaded, child.pid, echo, run.options.skip_gpu, nccl_log)
         _write_manifest(run, child, health, verdict, count)
         return code
     if result.outcome == "exited":
@@ -404,13 +409,17 @@ def _write_manifest(
 
 
 def _check(
-    loaded: LoadedProfile, pid: int, echo: Echo, skip_gpu: bool = False
+    loaded: LoadedProfile,
+    pid: int,
+    echo: Echo,
+    skip_gpu: bool = False,
+    nccl_log: Path | None = None,
 ) -> tuple[str, int, int]:
     from envguard.checking import check
     from envguard.render.text import check_text
 
     try:
-        report = check(loaded.path, Target(pid=pid), skip_gpu=skip_gpu)
+        report = check(loaded.path, Target(pid=pid), skip_gpu=skip_gpu, nccl_log=nccl_log)
     except EnvguardError as exc:
         echo(f"  check could not evaluate: {exc.message}")
         return "unverifiable", 0, int(ExitCode.UNVERIFIABLE)
