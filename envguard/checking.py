@@ -49,61 +49,67 @@ def check(
     loaded = profile if isinstance(profile, LoadedProfile) else load_profile(profile)
     # NVML starts now (if not already), beside the rest; bench and watch fingerprint GPUs.
     gpus = GpuCheck(loaded.profile.gpu, skip=skip_gpu, fingerprint=read_launch, reading=gpu_reading)
-    server = loaded.profile.server
-    checks_flags = server.kind != "generic" and bool(server.flags or server.forbidden_flags)
-    pids = resolve(target, every_match=every_match)
-    processes: list[ProcessObservation] = []
-    findings: list[Finding] = []
-    launches: list[LaunchObservation] = []
-    zombies: list[int] = []
-    # Many servers (--all): one scan of /proc serves every tree.
-    children = children_map() if len(pids) > 1 else None
-    visible: list[str | None] = []
-    for pid in pids:
-        observation = observe(pid, config_root=config_root, children=children)
-        processes += observation.processes
-        zombies += observation.zombies
-        findings += evaluate(loaded.profile, observation)
-        visible.append(visible_devices(observation.processes))
-        if checks_flags or read_launch:
-            from envguard.probes.launch_line import observe_launch
+    try:
+        server = loaded.profile.server
+        checks_flags = server.kind != "generic" and bool(server.flags or server.forbidden_flags)
+        pids = resolve(target, every_match=every_match)
+        processes: list[ProcessObservation] = []
+        findings: list[Finding] = []
+        launches: list[LaunchObservation] = []
+        zombies: list[int] = []
+        # Many servers (--all): one scan of /proc serves every tree.
+        children = children_map() if len(pids) > 1 else None
+        visible: list[str | None] = []
+        for pid in pids:
+            observation = observe(pid, config_root=config_root, children=children)
+            processes += observation.processes
+            zombies += observation.zombies
+            findings += evaluate(loaded.profile, observation)
+            visible.append(visible_devices(observation.processes))
+            if checks_flags or read_launch:
+                from envguard.probes.launch_line import observe_launch
 
-            launcher = observation.processes[0].process
-            launch = observe_launch(
-                launcher, version=server.version, config_root=config_root, server_info=checks_flags
-            )
-            launches.append(launch)
-            if checks_flags:
-                from envguard.evaluation.flags import evaluate_flags
+                launcher = observation.processes[0].process
+                launch = observe_launch(
+                    launcher,
+                    version=server.version,
+                    config_root=config_root,
+                    server_info=checks_flags,
+                )
+                launches.append(launch)
+                if checks_flags:
+                    from envguard.evaluation.flags import evaluate_flags
 
-                findings += evaluate_flags(server, launch, launcher.role)
-    for devices in visible:
-        findings += gpus.check(devices)
-    logged = None
-    if nccl_log is not None:
-        from envguard.evaluation.nccl_log import evaluate_nccl_log
-        from envguard.probes.nccl_log import read_nccl_log
+                    findings += evaluate_flags(server, launch, launcher.role)
+        for devices in visible:
+            findings += gpus.check(devices)
+        logged = None
+        if nccl_log is not None:
+            from envguard.evaluation.nccl_log import evaluate_nccl_log
+            from envguard.probes.nccl_log import read_nccl_log
 
-        logged = read_nccl_log(nccl_log)
-        own = {p.process.pid: namespace_pid(p.process.pid) for p in processes}
-        findings += evaluate_nccl_log(loaded.profile, logged, processes, own)
-    return CheckReport(
-        loaded,
-        target,
-        tuple(pids),
-        tuple(processes),
-        tuple(findings),
-        tuple(launches),
-        tuple(zombies),
-        gpus=tuple(gpus.observed),
-        gpu_skipped=skip_gpu and gpus.wanted,
-        nccl_log=logged,
-    )
+            logged = read_nccl_log(nccl_log)
+            own = {p.process.pid: namespace_pid(p.process.pid) for p in processes}
+            findings += evaluate_nccl_log(loaded.profile, logged, processes, own)
+        return CheckReport(
+            loaded,
+            target,
+            tuple(pids),
+            tuple(processes),
+            tuple(findings),
+            tuple(launches),
+            tuple(zombies),
+            gpus=tuple(gpus.observed),
+            gpu_skipped=skip_gpu and gpus.wanted,
+            nccl_log=logged,
+        )
+    finally:
+        gpus.close()
 
 
 class GpuCheck:
-    """The GPU part of a check, only for a profile with [gpu]: NVML starts in a thread of
-    its own as soon as the profile is known (evaluation.gpu.start_reading); without NVML,
+    """The GPU part of a check, only for a profile with [gpu]: NVML starts beside the rest
+    of the check as soon as the profile is known (probes.gpu.GpuReading); without NVML,
     one `unverifiable` finding per server (never ok)."""
 
     def __init__(
@@ -148,3 +154,7 @@ class GpuCheck:
             ]
         self.observed.append(seen)
         return evaluate_gpus(self.spec, seen)
+
+    def close(self) -> None:
+        if self._reading is not None:
+            self._reading.close()

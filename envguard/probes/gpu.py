@@ -9,6 +9,8 @@ never reads as "ok".
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 from typing import Any, NamedTuple
 
@@ -71,8 +73,8 @@ class HostGpus(NamedTuple):
 
     driver: str
     cuda_driver: str | None  # "13.0"
-    handles: tuple[Any, ...]
     facts: tuple[GpuFacts, ...]
+    mig_devices: tuple[tuple[str, ...], ...]  # the MIG devices' UUIDs of each GPU in MIG mode
 
 
 _started: list[Any] = []  # the initialised pynvml, once this process has started NVML
@@ -109,60 +111,142 @@ def observe_gpus(
     every GPU). `nvml`: an initialised pynvml (load_nvml() when not given). `wanted`: the
     fact groups to read (ALL_FACTS | {APP_CLOCKS} for everything); the rest stay None."""
     nvml = nvml if nvml is not None else load_nvml()
-    return seen_by(read_host(nvml, wanted=wanted), visible, nvml)
+    return seen_by(read_host(nvml, wanted=wanted), visible)
 
 
 class GpuReading:
-    """NVML started and every GPU of the host read in a thread of its own, so that the
-    driver's start-up (~30 ms on an H200 host, most of it in C calls that let go of the
-    GIL) runs beside the rest of a check: reading /proc, parsing flags, asking the server."""
+    """NVML started and every GPU of the host read beside the rest of a check (reading
+    /proc, parsing flags, asking the server), in a child process of its own.
+
+    Starting NVML is the cost of a [gpu] check: on an H200 host, importing pynvml ~15 ms,
+    nvmlInit ~14 ms, the first query of each GPU ~7 ms, the facts ~8 ms more (docs/gpu.md).
+    A thread would share the interpreter's lock with the check; a forked child runs on
+    another core and hands back the facts as JSON through a pipe. Where this process
+    already runs other threads (forking would copy their locks mid-use), a thread it is.
+    """
 
     def __init__(self, *, wanted: frozenset[str] = ALL_FACTS) -> None:
         self._wanted = wanted
-        self._nvml: Any = None
         self._result: HostGpus | BaseException | None = None
-        self._thread = threading.Thread(target=self._read, name="envguard-nvml", daemon=True)
-        self._thread.start()
+        self._child: tuple[int, int] | None = None  # (pid, read end of the pipe)
+        self._thread: threading.Thread | None = None
+        if threading.active_count() == 1:
+            self._fork()
+        else:
+            self._thread = threading.Thread(target=self._in_thread, daemon=True)
+            self._thread.start()
 
-    def _read(self) -> None:
+    def _in_thread(self) -> None:
         try:
-            self._nvml = load_nvml()
-            self._result = read_host(self._nvml, wanted=self._wanted)
+            self._result = read_host(load_nvml(), wanted=self._wanted)
         except BaseException as exc:  # raised again in the caller's thread, by observe()
             self._result = exc
+
+    def _fork(self) -> None:
+        readable, writable = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: read, report, and leave without running any exit code
+            os.close(readable)
+            answer: dict[str, Any]
+            try:
+                answer = {"host": _host_data(read_host(load_nvml(), wanted=self._wanted))}
+            except GpuUnavailable as exc:
+                answer = {"unavailable": [exc.message, exc.hint]}
+            except BaseException as exc:
+                answer = {"failed": f"{type(exc).__name__}: {exc}"}
+            data = json.dumps(answer).encode()
+            while data:
+                data = data[os.write(writable, data) :]
+            os._exit(0)
+        os.close(writable)
+        self._child = (pid, readable)
 
     def observe(self, visible: str | None) -> GpuObservation:
         """The GPUs a process with CUDA_VISIBLE_DEVICES=`visible` sees; GpuUnavailable as
         load_nvml and read_host raise it."""
-        self._thread.join()
+        self._collect()
         if isinstance(self._result, BaseException):
             raise self._result
         assert self._result is not None
-        return seen_by(self._result, visible, self._nvml)
+        return seen_by(self._result, visible)
+
+    def close(self) -> None:
+        """Reap the child if observe() never did (a check that failed on the way)."""
+        self._collect()
+
+    def _collect(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+        if self._child is None:
+            return
+        pid, readable = self._child
+        self._child = None
+        with os.fdopen(readable, "rb") as pipe:
+            data = pipe.read()
+        os.waitpid(pid, 0)
+        try:
+            answer = json.loads(data)
+        except ValueError:
+            answer = {"failed": "the NVML reader died"}
+        if "host" in answer:
+            self._result = _host_from(answer["host"])
+        elif "unavailable" in answer:
+            self._result = GpuUnavailable(*answer["unavailable"])
+        else:
+            self._result = GpuUnavailable(
+                f"cannot verify GPUs: {answer['failed']}",
+                hint="nvidia-smi tells whether the driver answers",
+            )
+
+
+def _host_data(host: HostGpus) -> dict[str, Any]:
+    return {
+        "driver": host.driver,
+        "cuda_driver": host.cuda_driver,
+        "facts": [gpu._asdict() for gpu in host.facts],
+        "mig_devices": [list(m) for m in host.mig_devices],
+    }
+
+
+def _host_from(data: dict[str, Any]) -> HostGpus:
+    def gpu(fields: dict[str, Any]) -> GpuFacts:
+        events = fields["clock_events"]
+        return GpuFacts(
+            **{
+                **fields,
+                "clock_events": tuple(events) if events is not None else None,
+                "errors": tuple(tuple(e) for e in fields["errors"]),
+            }
+        )
+
+    return HostGpus(
+        driver=data["driver"],
+        cuda_driver=data["cuda_driver"],
+        facts=tuple(gpu(f) for f in data["facts"]),
+        mig_devices=tuple(tuple(m) for m in data["mig_devices"]),
+    )
 
 
 def read_host(nvml: Any, *, wanted: frozenset[str] = ALL_FACTS) -> HostGpus:
-    """Every GPU of the host; GpuUnavailable when NVML fails on the way."""
+    """Every GPU of the host; GpuUnavailable when NVML fails on the way. MIG mode is
+    always read: a GPU in MIG mode has its MIG devices listed (CUDA_VISIBLE_DEVICES may
+    name one)."""
     try:
-        every = _each_gpu(nvml, nvml.nvmlDeviceGetCount(), wanted)
+        every = _each_gpu(nvml, nvml.nvmlDeviceGetCount(), wanted | {"mig"})
         cuda = _call(nvml, nvml.nvmlSystemGetCudaDriverVersion_v2)
         return HostGpus(
             driver=_text(nvml.nvmlSystemGetDriverVersion()),
             cuda_driver=f"{cuda // 1000}.{cuda % 1000 // 10}" if isinstance(cuda, int) else None,
-            handles=tuple(handle for handle, _ in every),
-            facts=tuple(facts for _, facts in every),
+            facts=tuple(facts for facts, _ in every),
+            mig_devices=tuple(migs for _, migs in every),
         )
     except nvml.NVMLError as exc:
         raise _failed(exc) from None
 
 
-def seen_by(host: HostGpus, visible: str | None, nvml: Any) -> GpuObservation:
+def seen_by(host: HostGpus, visible: str | None) -> GpuObservation:
     """The host's GPUs that CUDA shows a process with CUDA_VISIBLE_DEVICES=`visible`."""
-    try:
-        uuids = [gpu.uuid for gpu in host.facts]
-        chosen, notes = _visible(nvml, visible, list(host.handles), uuids, host.facts)
-    except nvml.NVMLError as exc:
-        raise _failed(exc) from None
+    chosen, notes = _visible(visible, host)
     return GpuObservation(
         driver=host.driver,
         cuda_driver=host.cuda_driver,
@@ -180,19 +264,21 @@ def _failed(exc: Exception) -> GpuUnavailable:
     )
 
 
-def _each_gpu(nvml: Any, count: int, wanted: frozenset[str]) -> list[tuple[Any, GpuFacts]]:
-    """(handle, facts) of every GPU of the host, read one thread a GPU. The first queries
-    of a GPU cost the driver milliseconds each (measured on an H200: docs/gpu.md); NVML
-    is thread-safe (NVML API reference, "Thread Safety") and ctypes lets go of the GIL
-    during each call, so eight GPUs take about as long as one."""
+def _each_gpu(
+    nvml: Any, count: int, wanted: frozenset[str]
+) -> list[tuple[GpuFacts, tuple[str, ...]]]:
+    """(facts, MIG device UUIDs) of every GPU of the host, one thread a GPU. The first
+    queries of a GPU cost the driver milliseconds each (docs/gpu.md); NVML is thread-safe
+    (NVML API reference, "Thread Safety") and ctypes lets go of the GIL during each call."""
 
-    def one(index: int) -> tuple[Any, GpuFacts]:
+    def one(index: int) -> tuple[GpuFacts, tuple[str, ...]]:
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
-        return handle, _facts(nvml, index, handle, _text(nvml.nvmlDeviceGetUUID(handle)), wanted)
+        gpu = _facts(nvml, index, handle, _text(nvml.nvmlDeviceGetUUID(handle)), wanted)
+        return gpu, (_mig_devices(nvml, handle) if gpu.mig else ())
 
     if count <= 1:
         return [one(i) for i in range(count)]
-    results: list[tuple[Any, GpuFacts] | BaseException | None] = [None] * count
+    results: list[tuple[GpuFacts, tuple[str, ...]] | BaseException | None] = [None] * count
 
     def work(index: int) -> None:
         try:
@@ -205,7 +291,7 @@ def _each_gpu(nvml: Any, count: int, wanted: frozenset[str]) -> list[tuple[Any, 
         thread.start()
     for thread in threads:
         thread.join()
-    done: list[tuple[Any, GpuFacts]] = []
+    done: list[tuple[GpuFacts, tuple[str, ...]]] = []
     for result in results:
         if isinstance(result, BaseException):
             raise result
@@ -214,21 +300,26 @@ def _each_gpu(nvml: Any, count: int, wanted: frozenset[str]) -> list[tuple[Any, 
     return done
 
 
-def _visible(
-    nvml: Any,
-    visible: str | None,
-    handles: list[Any],
-    uuids: list[str],
-    host_facts: tuple[GpuFacts, ...],
-) -> tuple[list[int], list[str]]:
+def _mig_devices(nvml: Any, handle: Any) -> tuple[str, ...]:
+    found = []
+    for slot in range(_call(nvml, nvml.nvmlDeviceGetMaxMigDeviceCount, handle) or 0):
+        try:
+            device = nvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, slot)
+        except nvml.NVMLError:
+            continue  # an empty slot
+        found.append(_text(nvml.nvmlDeviceGetUUID(device)))
+    return tuple(found)
+
+
+def _visible(visible: str | None, host: HostGpus) -> tuple[list[int], list[str]]:
     """NVML indices of the GPUs CUDA shows, in CUDA's order, and notes on how."""
     if visible is None:
-        return list(range(len(handles))), []
+        return list(range(len(host.facts))), []
     chosen: list[int] = []
     notes: list[str] = []
     entries = facts.visible_entries(visible)
     for entry in entries:
-        index = _resolve(nvml, entry, handles, uuids)
+        index = _resolve(entry, host)
         if index is None or index in chosen:
             why = "names no GPU here" if index is None else "repeats a GPU"
             notes.append(
@@ -246,7 +337,8 @@ def _visible(
             f"{facts.VISIBLE_DEVICES}={visible!r}: CUDA shows only the GPUs before its first "
             "invalid entry"
         )
-    if any(e.kind == "index" for e in entries) and len({host_facts[i].name for i in chosen}) > 1:
+    names = {host.facts[i].name for i in chosen}
+    if any(e.kind == "index" for e in entries) and len(names) > 1:
         notes.append(
             "indices are read in PCI bus order (NVML's); CUDA orders unlike GPUs fastest "
             f"first unless {facts.DEVICE_ORDER}=PCI_BUS_ID"
@@ -254,27 +346,23 @@ def _visible(
     return chosen, notes
 
 
-def _resolve(nvml: Any, entry: VisibleEntry, handles: list[Any], uuids: list[str]) -> int | None:
+def _resolve(entry: VisibleEntry, host: HostGpus) -> int | None:
+    uuids = [gpu.uuid for gpu in host.facts]
     if entry.kind == "index":
         index = int(entry.text)
-        return index if index < len(handles) else None
+        return index if index < len(uuids) else None
     if entry.kind == "uuid":
         # An abbreviated UUID counts when it names exactly one GPU (CUDA's documentation).
         matches = [i for i, uuid in enumerate(uuids) if uuid.startswith(entry.text)]
         return matches[0] if len(matches) == 1 else None
     # MIG-GPU-<gpu uuid>/<gi>/<ci> (before driver 470) names its parent; MIG-<uuid> is a
-    # MIG device's own UUID: find its parent among each GPU's MIG devices.
+    # MIG device's own UUID: its parent is the GPU that lists it.
     if entry.text.startswith("MIG-GPU-"):
         parent = entry.text.removeprefix("MIG-").split("/", 1)[0]
         return uuids.index(parent) if parent in uuids else None
-    for index, handle in enumerate(handles):
-        for slot in range(_call(nvml, nvml.nvmlDeviceGetMaxMigDeviceCount, handle) or 0):
-            try:
-                mig = nvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, slot)
-            except nvml.NVMLError:
-                continue  # an empty slot
-            if _text(nvml.nvmlDeviceGetUUID(mig)) == entry.text:
-                return index
+    for index, devices in enumerate(host.mig_devices):
+        if entry.text in devices:
+            return index
     return None
 
 

@@ -3,12 +3,23 @@ machine for "NVML not available"."""
 
 from __future__ import annotations
 
+import sys
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from envguard.evaluation.gpu import facts_needed
-from envguard.probes.gpu import ALL_FACTS, APP_CLOCKS, GpuUnavailable, load_nvml, observe_gpus
+from envguard.probes import gpu as gpu_probe
+from envguard.probes.gpu import (
+    ALL_FACTS,
+    APP_CLOCKS,
+    GpuReading,
+    GpuUnavailable,
+    load_nvml,
+    observe_gpus,
+)
 from envguard.profile.schema import GpuSection
 from tests.gpu_fakes import H200_UUIDS, fake_nvml, h200_host
 
@@ -69,6 +80,7 @@ def test_a_gpu_that_fails_to_answer_fails_the_whole_reading() -> None:
 )
 def test_the_gpus_cuda_shows(visible: str, indices: list[int], note: str | None) -> None:
     spec = h200_host()
+    spec["gpus"][1]["mig"] = [1, 1]  # in MIG mode: its MIG devices are listed
     spec["gpus"][1]["mig_devices"] = ["MIG-4f1e6b35-aaaa-bbbb-cccc-000000000001"]
     seen = observed(visible, spec)
     assert [g.nvml_index for g in seen.gpus] == indices
@@ -135,3 +147,52 @@ def test_a_check_reads_only_what_its_profile_needs() -> None:
         "nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetUUID",
         "nvmlDeviceGetName", "nvmlDeviceGetMigMode", "nvmlDeviceGetCurrentClocksEventReasons",
     }  # fmt: skip
+
+
+@pytest.fixture
+def fake_pynvml(monkeypatch: pytest.MonkeyPatch) -> Callable[[dict[str, Any]], Any]:
+    """`import pynvml` gets the strict fake, here and in a forked child (which inherits
+    this process's modules)."""
+
+    def install(spec: dict[str, Any]) -> Any:
+        nvml = fake_nvml(spec)
+        monkeypatch.setitem(sys.modules, "pynvml", nvml)
+        monkeypatch.setattr(gpu_probe, "_started", [])
+        return nvml
+
+    return install
+
+
+def test_the_reading_runs_in_a_child_process(fake_pynvml: Callable[[dict[str, Any]], Any]) -> None:
+    nvml = fake_pynvml(h200_host())
+    reading = GpuReading()
+    seen = reading.observe("1")
+    assert [g.uuid for g in seen.gpus] == [H200_UUIDS[1]]
+    assert seen.gpus[0].clock_events == ("gpu_idle",) and seen.gpus[0].errors == ()
+    assert nvml.calls == []  # every NVML call happened in the child
+    reading.close()  # reaped already: a no-op
+
+
+def test_with_other_threads_running_it_reads_in_a_thread(
+    fake_pynvml: Callable[[dict[str, Any]], Any],
+) -> None:
+    nvml = fake_pynvml(h200_host())
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        seen = GpuReading().observe(None)
+    finally:
+        stop.set()
+        other.join()
+    assert len(seen.gpus) == 2 and "nvmlInit" in nvml.calls  # here, not in a child
+
+
+def test_the_child_reports_what_went_wrong(fake_pynvml: Callable[[dict[str, Any]], Any]) -> None:
+    fake_pynvml({**h200_host(), "init_error": "DriverNotLoaded"})
+    with pytest.raises(GpuUnavailable, match=r"NVML not available \(DriverNotLoaded\)"):
+        GpuReading().observe(None)
+    # Anything else that breaks in the child (here the fake itself) is still one line.
+    fake_pynvml({**h200_host(), "gpus": "not a list"})
+    with pytest.raises(GpuUnavailable, match="cannot verify GPUs: AttributeError: "):
+        GpuReading().observe(None)
