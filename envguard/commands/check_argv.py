@@ -10,14 +10,19 @@ readings equal over every case either accepts.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envguard.commands.failure import Echo, report_failure
 from envguard.errors import EnvguardError
+from envguard.files import read_regular
 from envguard.probes.target import Target
 from envguard.render.style import strip, wants_colour
+
+if TYPE_CHECKING:
+    from envguard.probes.gpu import GpuReading
 
 # click's declarations in commands/check.py, by option string: (parameter, kind, bounds).
 VALUED: dict[str, tuple[str, tuple[int, int] | None]] = {
@@ -96,13 +101,23 @@ def run_check(
     echo: Echo,
 ) -> int:
     """The check command's body, for both readings of its command line."""
+    # NVML's start-up (~45 ms on an H200 host) runs beside everything from here on: the
+    # profile's loading and the check engine's imports included, where the profile file
+    # itself has a [gpu] table (one read of it, before any of that is imported).
+    early = None if skip_gpu else _early_gpu_reading(profile_path)
     from envguard.profile.loader import load_profile
 
-    loaded = load_profile(profile_path)
-    reading = None
-    if not skip_gpu:
-        # NVML's start-up (~30 ms on an H200 host) runs beside everything from here on,
-        # the check engine's own imports included.
+    try:
+        loaded = load_profile(profile_path)
+    except BaseException:
+        if early is not None:
+            early.close()
+        raise
+    reading = early
+    if early is not None and loaded.profile.gpu.is_empty():
+        early.close()  # an empty [gpu] table: nothing to check after all
+        reading = None
+    elif early is None and not skip_gpu:
         from envguard.evaluation.gpu import start_reading
 
         reading = start_reading(loaded.profile.gpu)
@@ -126,6 +141,25 @@ def run_check(
 
         echo(check_text(report, quiet=quiet), False)
     return int(report.exit_code)
+
+
+_GPU_TABLE = re.compile(rb"^[ \t]*\[[ \t]*gpu[ \t]*\]", re.MULTILINE)
+
+
+def _early_gpu_reading(profile_path: str) -> GpuReading | None:
+    """NVML started for every fact (a superset of what the profile can ask) when the
+    profile file names a [gpu] table; None otherwise, or when the file cannot be read here
+    (a profile name, a [gpu] only in an `extends` base: then NVML starts once the profile
+    is loaded)."""
+    try:
+        text = read_regular(profile_path)
+    except OSError:
+        return None
+    if not _GPU_TABLE.search(text):
+        return None
+    from envguard.probes.gpu import GpuReading
+
+    return GpuReading()
 
 
 def main(argv: list[str]) -> int | None:

@@ -156,3 +156,18 @@ def test_gpu_facts_join_the_fingerprint_and_a_driver_upgrade_is_refused() -> Non
     refused = compare(before, after)
     assert refused.refusals and "gpu.driver" in refused.refusals[0]
     assert compare(before, after, ["driver"]).comparable
+
+
+def test_a_gpu_section_in_a_base_profile(standin: Callable[..., StandIn], tmp_path: Path) -> None:
+    """[gpu] only in a base (NVML then starts once the profile is loaded, not before)."""
+    base = tmp_path / "base.toml"
+    base.write_text(f'schema_version = 1\nname = "b"\nversion = 1\n# [gpu] below\n{GPU}')
+    leaf = tmp_path / "leaf.toml"
+    leaf.write_text(
+        f'schema_version = 1\nname = "leaf"\nversion = 1\nextends = ["{PROFILES / "demo.toml"}", "base.toml"]\n'
+    )
+    server = standin(TUNED)
+    result = run(tmp_path, h200_host(count=1), "-p", str(leaf), "--pid", str(server.pid))
+    assert result.returncode == 1
+    assert "gpus: 1 of 1 (NVIDIA H200)" in result.stdout
+    assert "  gpu          GPUs: expected 2 GPUs, found '1 of the host's 1" in result.stdout
