@@ -170,4 +170,4 @@ def test_a_gpu_section_in_a_base_profile(standin: Callable[..., StandIn], tmp_pa
     result = run(tmp_path, h200_host(count=1), "-p", str(leaf), "--pid", str(server.pid))
     assert result.returncode == 1
     assert "gpus: 1 of 1 (NVIDIA H200)" in result.stdout
-    assert "  gpu          GPUs: expected 2 GPUs, found '1 of the host's 1" in result.stdout
+    assert """  gpu          GPUs: expected 2 GPUs, found "1 of the host's 1""" in result.stdout
