@@ -1,6 +1,6 @@
 """What a profile's [gpu] section costs `envguard check`, on a GPU host.
 
-    python3 benchmarks/gpu_check_speed.py --pid PID WITH_GPU.toml WITHOUT_GPU.toml
+    python3 benchmarks/gpu_check_speed.py (--pid PID | --port PORT) WITH_GPU.toml WITHOUT_GPU.toml
 
 Runs both checks of the same process tree interleaved (these machines are noisy) and prints
 the medians and their difference (target: at most 30 ms), and NVML's own initialisation
@@ -24,12 +24,15 @@ def timed(argv: list[str]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--pid", required=True)
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--pid")
+    where.add_argument("--port", help="find the server by port, as the README's cron line")
     parser.add_argument("--rounds", type=int, default=25)
     parser.add_argument("with_gpu")
     parser.add_argument("without_gpu")
     args = parser.parse_args()
-    envguard = [sys.executable, "-m", "envguard", "check", "--pid", args.pid, "-q", "-p"]
+    target = ["--pid", args.pid] if args.pid else ["--port", args.port]
+    envguard = [sys.executable, "-m", "envguard", "check", *target, "-q", "-p"]
     base = [sys.executable, "-c", "pass"]
     for argv in ([*envguard, args.with_gpu], [*envguard, args.without_gpu]):
         timed(argv)  # warm the profile cache and the page cache
