@@ -15,14 +15,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envguard.commands.failure import Echo, report_failure
 from envguard.errors import EnvguardError
 from envguard.files import read_regular
-from envguard.probes.target import Target
-from envguard.render.style import strip, wants_colour
 
 if TYPE_CHECKING:
+    from envguard.commands.failure import Echo
     from envguard.probes.gpu import GpuReading
+    from envguard.probes.target import Target
 
 # click's declarations in commands/check.py, by option string: (parameter, kind, bounds).
 VALUED: dict[str, tuple[str, tuple[int, int] | None]] = {
@@ -99,12 +98,15 @@ def run_check(
     nccl_log: str | None,
     config_root: Path | None,
     echo: Echo,
+    early: GpuReading | None = None,
 ) -> int:
-    """The check command's body, for both readings of its command line."""
-    # NVML's start-up (~45 ms on an H200 host) runs beside everything from here on: the
+    """The check command's body, for both readings of its command line. `early`: NVML
+    already started for this profile (main() starts it before its own imports)."""
+    # NVML's start-up (~55 ms on an H200 host) runs beside everything from here on: the
     # profile's loading and the check engine's imports included, where the profile file
     # itself has a [gpu] table (one read of it, before any of that is imported).
-    early = None if skip_gpu else _early_gpu_reading(profile_path)
+    if early is None and not skip_gpu:
+        early = _early_gpu_reading(profile_path)
     from envguard.profile.loader import load_profile
 
     try:
@@ -144,22 +146,33 @@ def run_check(
 
 
 _GPU_TABLE = re.compile(rb"^[ \t]*\[[ \t]*gpu[ \t]*\]", re.MULTILINE)
+_EXTENDS = re.compile(rb"^[ \t]*extends[ \t]*=", re.MULTILINE)
 
 
 def _early_gpu_reading(profile_path: str) -> GpuReading | None:
-    """NVML started for every fact (a superset of what the profile can ask) when the
-    profile file names a [gpu] table; None otherwise, or when the file cannot be read here
-    (a profile name, a [gpu] only in an `extends` base: then NVML starts once the profile
-    is loaded)."""
+    """NVML started when the profile file names a [gpu] table, for the facts that table
+    asks (every fact where the file extends another profile, which may ask more); None
+    otherwise, or when the file cannot be read here (a profile name, a [gpu] only in a base:
+    then NVML starts once the profile is loaded)."""
     try:
         text = read_regular(profile_path)
     except OSError:
         return None
     if not _GPU_TABLE.search(text):
         return None
-    from envguard.probes.gpu import GpuReading
+    from envguard.probes.gpu import ALL_FACTS, GpuReading, facts_for
 
-    return GpuReading()
+    wanted = ALL_FACTS
+    if not _EXTENDS.search(text):
+        import tomllib
+
+        try:
+            table = tomllib.loads(text.decode()).get("gpu")
+        except (ValueError, UnicodeDecodeError):
+            table = None  # the loader says what is wrong with it
+        if isinstance(table, dict):
+            wanted = facts_for(set(table))
+    return GpuReading(wanted=wanted)
 
 
 def main(argv: list[str]) -> int | None:
@@ -167,15 +180,23 @@ def main(argv: list[str]) -> int | None:
     values = read_argv(argv)
     if values is None:
         return None
+    # Before anything else is imported: NVML's start-up then runs beside all of it.
+    early = None if values["skip_gpu"] else _early_gpu_reading(values["profile_path"])
+    from envguard.probes.target import Target
+
     target = Target(values.pop("pid"), values.pop("port"), values.pop("pattern"))
     try:
-        return run_check(values.pop("profile_path"), target, **values, echo=_echo)
+        return run_check(values.pop("profile_path"), target, **values, echo=_echo, early=early)
     except EnvguardError as exc:
+        from envguard.commands.failure import report_failure
+
         return report_failure(exc, as_json=values["as_json"], echo=_echo)
 
 
 def _echo(text: str, err: bool) -> None:
     """click.echo's behaviour here: a line, colour only where wanted, flushed."""
+    from envguard.render.style import strip, wants_colour
+
     stream = sys.stderr if err else sys.stdout
     stream.write((text if wants_colour(stream) else strip(text)) + "\n")
     stream.flush()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 
 from envguard.evaluation.findings import Draft, Finding, placed
 from envguard.knowledge.gpu import VISIBLE_DEVICES, version_key
-from envguard.probes.gpu import GpuFacts, GpuObservation, GpuReading
+from envguard.probes.gpu import GpuFacts, GpuObservation, GpuReading, facts_for
 from envguard.profile.schema import GpuSection
 
 SOURCE = "NVML"
@@ -15,18 +16,8 @@ SOURCE = "NVML"
 
 def facts_needed(spec: GpuSection) -> frozenset[str]:
     """The fact groups (probes.gpu) that checking `spec` reads; name and UUID always."""
-    needed = {
-        "persistence": spec.persistence is not None,
-        "power_limit": spec.power_limit_min is not None,
-        "ecc": spec.ecc is not None,
-        "mig": spec.mig is not None,
-        "compute_mode": spec.compute_mode is not None,
-        "pcie": spec.pcie_gen_min is not None or spec.pcie_width_min is not None,
-        "pcie_max": spec.pcie_gen_min is not None,
-        # An idle GPU's link speed proves nothing: the idle reason decides.
-        "clock_events": bool(spec.forbidden_clock_events) or spec.pcie_gen_min is not None,
-    }
-    return frozenset(group for group, wanted in needed.items() if wanted)
+    given = {key for key, value in dataclasses.asdict(spec).items() if value not in (None, ())}
+    return facts_for(given)
 
 
 def start_reading(spec: GpuSection, *, fingerprint: bool = False) -> GpuReading | None:

@@ -25,8 +25,31 @@ ALL_FACTS = frozenset(
      "clock_events"}
 )  # fmt: skip
 APP_CLOCKS = "app_clocks"  # the application clock targets: no check needs them
+# The fact groups each key of a profile's [gpu] section needs read (name, UUID: always).
+KEY_FACTS: dict[str, frozenset[str]] = {
+    "count": frozenset(),
+    "name": frozenset(),
+    "driver": frozenset(),
+    "driver_min": frozenset(),
+    "persistence": frozenset({"persistence"}),
+    "power_limit_min": frozenset({"power_limit"}),
+    "ecc": frozenset({"ecc"}),
+    "mig": frozenset({"mig"}),
+    "compute_mode": frozenset({"compute_mode"}),
+    # An idle GPU's link speed proves nothing: the idle reason decides (evaluation.gpu).
+    "pcie_gen_min": frozenset({"pcie", "pcie_max", "clock_events"}),
+    "pcie_width_min": frozenset({"pcie"}),
+    "forbidden_clock_events": frozenset({"clock_events"}),
+}
 # The facts that are part of the setup's fingerprint (envguard.fingerprint.gpu_setup).
 FINGERPRINT_FACTS = frozenset({"persistence", "power_limit", "ecc", "mig", "pcie_max"})
+
+
+def facts_for(keys: set[str]) -> frozenset[str]:
+    """The fact groups to read for a [gpu] section that sets `keys` (unknown: every one)."""
+    if not keys <= KEY_FACTS.keys():
+        return ALL_FACTS
+    return frozenset().union(*(KEY_FACTS[key] for key in keys))
 
 
 class GpuUnavailable(EnvguardError):
