@@ -3,7 +3,8 @@
     python3 benchmarks/gpu_facts_vs_smi.py
 
 Prints both sides' key lines per GPU (driver, name, UUID, persistence, enforced power limit,
-ECC and MIG current/pending, compute mode, PCIe generation and width, max and current) and
+ECC and MIG current/pending, compute mode, PCIe generation and width, max and current,
+application clocks) and
 exits 1 on any disagreement. Part of benchmarks/gpu_acceptance.sh.
 """
 
@@ -13,7 +14,7 @@ import re
 import subprocess
 import sys
 
-from envguard.probes.gpu import GpuFacts, observe_gpus
+from envguard.probes.gpu import ALL_FACTS, APP_CLOCKS, GpuFacts, observe_gpus
 
 
 def smi_sections() -> tuple[str, list[dict[str, str]]]:
@@ -66,12 +67,15 @@ def pairs(gpu: GpuFacts, smi: dict[str, str]) -> list[tuple[str, str, str]]:
         ("PCIe gen current", str(gpu.pcie_gen), f"{LINK}/PCIe Generation/Current"),
         ("PCIe width max", f"{gpu.pcie_width_max}x", f"{LINK}/Link Width/Max"),
         ("PCIe width current", f"{gpu.pcie_width}x", f"{LINK}/Link Width/Current"),
+        # nvidia-smi names the SM clock domain "Graphics"; they are one on these GPUs.
+        ("app clock SM", f"{gpu.app_clock_sm_mhz} MHz", "Applications Clocks/Graphics"),
+        ("app clock memory", f"{gpu.app_clock_mem_mhz} MHz", "Applications Clocks/Memory"),
     ]
     return [(fact, value, smi.get(key, "?")) for fact, value, key in ours]
 
 
 def main() -> int:
-    seen = observe_gpus(None)
+    seen = observe_gpus(None, wanted=ALL_FACTS | {APP_CLOCKS})
     driver, smi = smi_sections()
     rows = [("driver", seen.driver, driver)]
     for gpu, section in zip(seen.gpus, smi, strict=True):
