@@ -28,7 +28,7 @@ nvidia-smi -q > "$out/nvidia-smi-q.txt"
 echo "== 2. envguard launch of a 2-rank all-reduce, then check --nccl-log"
 profile() {  # name, extra TOML
   cat <<TOML
-schema_version = 1
+schema_version = 2
 name = "$1"
 version = 1
 description = "The seed's six NCCL variables on two GPUs, with NCCL's log on"

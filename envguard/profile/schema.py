@@ -7,9 +7,11 @@ them on load (`__pydantic_config__`) and exports the JSON Schema (`envguard prof
 Format history (bump SCHEMA_VERSION and add a line when the format changes):
   1 - name, version, description, extends, [server] kind,
       [env] required / optional / forbidden / strict_prefixes,
-      [server] version / flags / forbidden_flags / command / health_url,
-      [gpu] count / name / driver / driver_min / persistence / power_limit_min / ecc / mig /
-      compute_mode / pcie_gen_min / pcie_width_min / forbidden_clock_events.
+      [server] version / flags / forbidden_flags / command / health_url.
+  2 - [gpu] count / name / driver / driver_min / persistence / power_limit_min / ecc / mig /
+      compute_mode / pcie_gen_min / pcie_width_min / forbidden_clock_events. A format 1
+      file is still read as it was; a file with [gpu] says schema_version = 2, so that an
+      older envguard answers "needs a newer envguard", not "unknown key".
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 
     EnvName = Annotated[str, Len(1, 256)]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _STRICT = {"extra": "forbid", "use_attribute_docstrings": True, "strict": False}
 

@@ -9,6 +9,7 @@ from envguard.knowledge import nccl
 from envguard.knowledge.redaction import quoted
 from envguard.profile.schema import Profile, ValueRule
 
+GPU_FORMAT = 2  # the profile format that added [gpu] (profile.schema, format history)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -44,6 +45,10 @@ def problems(profile: Profile) -> list[str]:
 def _gpu_problems(profile: Profile) -> list[str]:
     gpu = profile.gpu
     found = []
+    if not gpu.is_empty() and profile.schema_version < GPU_FORMAT:
+        found.append(
+            f"gpu: [gpu] is profile format {GPU_FORMAT}: write `schema_version = {GPU_FORMAT}`"
+        )
     for key, pattern in (("name", gpu.name), ("driver", gpu.driver)):
         if pattern is None:
             continue

@@ -120,7 +120,7 @@ def test_an_existing_file_is_kept_unless_force(
     refused = envguard_process(tmp_path, *args)
     assert refused.returncode == 3 and out.read_text() == "precious\n"
     assert envguard_process(tmp_path, *args, "--force").returncode == 0
-    assert out.read_text().startswith("schema_version = 1\n")
+    assert out.read_text().startswith("schema_version = 2\n")
 
 
 def test_gpu_facts_where_nvml_answers(standin: Callable[..., StandIn], tmp_path: Path) -> None:

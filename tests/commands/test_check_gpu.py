@@ -35,7 +35,7 @@ forbidden_clock_events = ["hw_slowdown", "sw_thermal_slowdown"]
 def gpu_profile(tmp_path: Path, body: str = GPU) -> str:
     path = tmp_path / "gpu.toml"
     path.write_text(
-        f'schema_version = 1\nname = "demo-gpu"\nversion = 1\n'
+        f'schema_version = 2\nname = "demo-gpu"\nversion = 1\n'
         f'extends = ["{PROFILES / "demo.toml"}"]\n{body}'
     )
     return str(path)
@@ -161,7 +161,7 @@ def test_gpu_facts_join_the_fingerprint_and_a_driver_upgrade_is_refused() -> Non
 def test_a_gpu_section_in_a_base_profile(standin: Callable[..., StandIn], tmp_path: Path) -> None:
     """[gpu] only in a base (NVML then starts once the profile is loaded, not before)."""
     base = tmp_path / "base.toml"
-    base.write_text(f'schema_version = 1\nname = "b"\nversion = 1\n# [gpu] below\n{GPU}')
+    base.write_text(f'schema_version = 2\nname = "b"\nversion = 1\n# [gpu] below\n{GPU}')
     leaf = tmp_path / "leaf.toml"
     leaf.write_text(
         f'schema_version = 1\nname = "leaf"\nversion = 1\nextends = ["{PROFILES / "demo.toml"}", "base.toml"]\n'

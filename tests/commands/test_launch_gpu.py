@@ -18,7 +18,7 @@ from tests.commands.test_launch import with_marker
 from tests.conftest import envguard_process
 from tests.gpu_fakes import fake_nvml_env, h200_host
 
-PROFILE = """schema_version = 1
+PROFILE = """schema_version = 2
 name = "gpu"
 version = 1
 [gpu]

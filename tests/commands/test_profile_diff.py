@@ -26,7 +26,7 @@ tp-size = 8
 api-key = "old-S3CR3T"
 """
 
-NEW = f"""schema_version = 1
+NEW = f"""schema_version = 2
 name = "k"
 version = 4
 extends = ["{BASE}"]
@@ -58,14 +58,15 @@ def test_every_change_with_both_values(tmp_path: Path) -> None:
         # The base requires 16777216; old.toml lowered it, new.toml does not.
         '  changed  env.required.NCCL_BUFFSIZE: "8388608" -> "16777216"\n'
         "  added    gpu.count: 8\n"
+        "  changed  schema_version: 1 -> 2\n"  # [gpu] is profile format 2
         '  changed  server.flags.api-key: "<redacted>" -> "<redacted>"\n'
         "  changed  server.flags.tp-size: 8 -> 4\n"
         "  changed  version: 3 -> 4\n"
-        "8 changes\n"
+        "9 changes\n"
     )
     as_json = envguard_process(tmp_path, "profile", "diff", "old.toml", "new.toml", "--json")
     document = json.loads(as_json.stdout)
-    assert document["exit_code"] == 1 and len(document["changes"]) == 8
+    assert document["exit_code"] == 1 and len(document["changes"]) == 9
     assert document["changes"][0] == {
         "change": "added", "path": "env.forbidden", "before": "<absent>", "after": "NCCL_IB_GID_INDEX",
     }  # fmt: skip

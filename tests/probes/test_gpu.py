@@ -216,7 +216,7 @@ def test_the_cron_line_starts_nvml_from_the_profile_file(
     plain.write_text('schema_version = 1\nname = "p"\nversion = 1\n# [gpu] would go here\n')
     assert _early_gpu_reading(str(plain)) is None
     own = tmp_path / "own.toml"
-    own.write_text('schema_version = 1\nname = "p"\nversion = 1\n[gpu]\nmig = false\n')
+    own.write_text('schema_version = 2\nname = "p"\nversion = 1\n[gpu]\nmig = false\n')
     reading = _early_gpu_reading(str(own))
     assert reading is not None and reading._wanted == {"mig"}  # exactly what it asks
     reading.close()

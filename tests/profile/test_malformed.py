@@ -32,8 +32,8 @@ CASES = [
     ),
     (
         "schema-version-newer",
-        'schema_version = 2\nname = "p"\nversion = 1\n',
-        "this profile needs a newer envguard (profile format 2; this envguard reads format 1)",
+        'schema_version = 3\nname = "p"\nversion = 1\n',
+        "this profile needs a newer envguard (profile format 3; this envguard reads format 2)",
     ),
     ("no-name", "schema_version = 1\nversion = 1\n", "name: required key is missing"),
     ("no-version", 'schema_version = 1\nname = "p"\n', "version: required key is missing"),
