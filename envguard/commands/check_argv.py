@@ -119,7 +119,7 @@ def run_check(
     if early is not None and loaded.profile.gpu.is_empty():
         early.close()  # an empty [gpu] table: nothing to check after all
         reading = None
-    elif early is None and not skip_gpu:
+    elif early is None and not skip_gpu and not loaded.profile.gpu.is_empty():
         from envguard.evaluation.gpu import start_reading
 
         reading = start_reading(loaded.profile.gpu)
