@@ -23,13 +23,8 @@ LIMIT = 1 << 20
 def read_regular(path: str | Path, limit: int = LIMIT) -> bytes:
     """The bytes of a regular file, at most `limit` of them; OSError (with a strerror that
     says why) for a FIFO, device, directory, or a file over the limit."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    fd = _open_regular(path)
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)})", str(path))
         chunks: list[bytes] = []
         size = 0
         while size <= limit:
@@ -49,6 +44,12 @@ def open_regular(path: str | Path) -> BinaryIO:
     """A regular file opened for reading in binary, never blocking on a FIFO; OSError (with
     a strerror that says why) for anything else. For files read line by line (logs),
     whose size the caller bounds."""
+    return os.fdopen(_open_regular(path), "rb")
+
+
+def _open_regular(path: str | Path) -> int:
+    """A descriptor of `path` if it is a regular file (opened non-blocking: a FIFO never
+    makes it wait); OSError, with a strerror that says why, for anything else."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
         mode = os.fstat(fd).st_mode
@@ -59,7 +60,7 @@ def open_regular(path: str | Path) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
-    return os.fdopen(fd, "rb")
+    return fd
 
 
 def _kind(mode: int) -> str:

@@ -3,51 +3,24 @@ exit codes, no orphans, the concurrent-launch race, and the systemd unit."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from envguard.testing.tuned import TUNED_NCCL
 from tests.builders import free_port, tuned_launch
+from tests.commands.conftest import with_marker
 from tests.conftest import FAKE_SITE, PROFILES, envguard_process, envguard_started
 
 DEMO = str(PROFILES / "demo.toml")
 SEED = str(PROFILES / "kimi-k2.5-int4-tp8.toml")
-
-
-def with_marker(marker: str) -> list[str]:
-    """Processes whose command line holds `marker` (this test's own, nobody else's)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            found.append(entry.name)
-    return found
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    """A unique word for this test's processes; anything still carrying it is killed after."""
-    word = f"mk{uuid.uuid4().hex[:10]}"
-    yield word
-    for pid in with_marker(word):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(int(pid), signal.SIGKILL)
 
 
 Run = Callable[..., subprocess.CompletedProcess[str]]

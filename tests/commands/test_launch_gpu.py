@@ -3,18 +3,11 @@ envguard process; the real pynvml for "NVML not available")."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.commands.test_launch import with_marker
+from tests.commands.conftest import with_marker
 from tests.conftest import envguard_process
 from tests.gpu_fakes import fake_nvml_env, h200_host
 
@@ -25,15 +18,6 @@ version = 1
 count = 2
 persistence = true
 """
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    word = f"mk{uuid.uuid4().hex[:10]}"
-    yield word
-    for pid in with_marker(word):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(int(pid), signal.SIGKILL)
 
 
 def launch(tmp_path: Path, marker: str, *options: str, env: dict[str, str] | None = None) -> Any:

@@ -9,19 +9,13 @@ import pytest
 
 from envguard.errors import EnvguardError
 from envguard.probes.nccl_log import read_nccl_log
+from envguard.testing.tuned import TUNED_NCCL
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 TUNED_LOG = DATA / "h200-2rank-tuned.log"
 CONF_16M_LOG = DATA / "h200-2rank-conf-16M.log"
 
-SIX = {
-    "NCCL_PROTO": "LL",
-    "NCCL_ALGO": "Ring",
-    "NCCL_P2P_LEVEL": "SYS",
-    "NCCL_MAX_NCHANNELS": "16",
-    "NCCL_BUFFSIZE": "16777216",
-    "NCCL_NTHREADS": "512",
-}
+SIX = TUNED_NCCL  # the six tuned variables the recorded run was started with
 
 
 def test_each_rank_reports_what_it_read() -> None:
