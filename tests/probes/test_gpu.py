@@ -157,7 +157,7 @@ def fake_pynvml(monkeypatch: pytest.MonkeyPatch) -> Callable[[dict[str, Any]], A
     def install(spec: dict[str, Any]) -> Any:
         nvml = fake_nvml(spec)
         monkeypatch.setitem(sys.modules, "pynvml", nvml)
-        monkeypatch.setattr(gpu_probe, "_started", [])
+        monkeypatch.setattr(gpu_probe.nvml, "_started", [])
         return nvml
 
     return install
