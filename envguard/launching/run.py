@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import stat
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -21,9 +20,16 @@ from urllib.parse import urlsplit
 from envguard.errors import EnvguardError, ExitCode, Refused, UsageError
 from envguard.knowledge.redaction import redact_value
 from envguard.launching import supervise
+from envguard.launching.ports import (
+    listener_is_within,
+    port_claim,
+    port_in_use,
+    refuse_a_claimed_port,
+    url_port,
+)
 from envguard.launching.report import Echo, findings_text, redacted, report_preflight
 from envguard.launching.supervise import exit_status, start_detached
-from envguard.probes.target import Target, listener_within
+from envguard.probes.target import Target
 
 if TYPE_CHECKING:
     from envguard.launching.pidfile import PidRecord
@@ -116,19 +122,6 @@ def _writable(path: Path, what: str, option: str) -> None:
         ) from None
 
 
-def port_in_use(host: str | None, port: int) -> bool:
-    """Whether binding the server's address would fail (SO_REUSEADDR, as servers bind)."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host if host not in (None, "") else "0.0.0.0", port))
-        except OSError:
-            return True
-    return False
-
-
 def refuse_or_force(
     loaded: LoadedProfile, pre: Preflight, force: bool, echo: Echo, what: str = "start"
 ) -> None:
@@ -184,7 +177,7 @@ def _start_guarded(run: _Start, start: Callable[[], Child]) -> Child:
     the pid files (a claim on the port, kept until the server has bound it, covers a model
     that loads for 15 minutes before it binds), and none over a live pid file. Then start
     it and record it in both."""
-    port = run.pre.port if run.pre.port is not None else _url_port(run.url)
+    port = run.pre.port if run.pre.port is not None else url_port(run.url)
     if port is None and run.pid_file is None:
         return start()  # nothing to claim, nothing to record
     from envguard.launching import pidfile  # hashlib, fcntl: only here
@@ -198,7 +191,7 @@ def _start_guarded(run: _Start, start: Callable[[], Child]) -> Child:
                 _refuse_a_running_server(run, record)
         if claim is not None and port is not None:
             held.enter_context(pidfile.launch_lock(claim))
-            _refuse_a_claimed_port(claim, port, port_in_use(run.pre.host, port))
+            refuse_a_claimed_port(claim, port, port_in_use(run.pre.host, port))
         if port is not None and port_in_use(run.pre.host, port):
             raise Refused(
                 f"port {port} is already in use",
@@ -210,55 +203,6 @@ def _start_guarded(run: _Start, start: Callable[[], Child]) -> Child:
         if run.pid_file is not None:
             pidfile.write(run.pid_file, child.pid)
     return child
-
-
-def listener_is_within(url: str, pid: int) -> bool:
-    """Whether the process listening on `url`'s local port is `pid` or one of its
-    descendants. A URL on another host cannot be told from here: it counts."""
-    parts = urlsplit(url)
-    port = _url_port(url)
-    if port is None or parts.hostname not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", None):
-        return True
-    return listener_within(port, pid)
-
-
-def _url_port(url: str | None) -> int | None:
-    if url is None:
-        return None
-    parts = urlsplit(url)
-    return parts.port or (80 if parts.scheme == "http" else None)
-
-
-def port_claim(port: int) -> Path | None:
-    """Where launches of this user claim `port` (a pid file per port, in a directory only
-    this user can write); None where no such directory can be had (the bind check stays)."""
-    import tempfile
-
-    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    directory = Path(base) / f"envguard-{os.getuid()}" / "ports"
-    try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = directory.stat()
-    except OSError:
-        return None
-    if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return None  # not ours alone: a claim there could be planted
-    return directory / f"{port}.pid"
-
-
-def _refuse_a_claimed_port(claim: Path, port: int, bound: bool) -> None:
-    from envguard.launching import pidfile
-
-    try:
-        record = pidfile.read(claim)
-    except EnvguardError:
-        return  # a damaged claim claims nothing
-    if record is not None and pidfile.identify(record).identity == "ours":
-        state = "serves it" if bound else "has not bound it yet (still starting)"
-        raise Refused(
-            f"port {port} is taken: a server envguard launched {state}, pid {record.pid}",
-            hint=f"stop that one first (pid {record.pid}), or wait for it; one server per port",
-        )
 
 
 def _refuse_a_running_server(run: _Start, record: PidRecord) -> None:

@@ -163,7 +163,7 @@ def test_a_foreground_launch_on_a_busy_port_is_refused_before_it_starts(tmp_path
 
 
 def test_health_counts_only_from_the_launched_tree(spawn: object) -> None:
-    from envguard.launching.run import listener_is_within
+    from envguard.launching.ports import listener_is_within
     from tests.builders import free_port
 
     port = free_port()
