@@ -115,15 +115,10 @@ def run_check(
         if early is not None:
             early.close()
         raise
-    reading = early
     if early is not None and loaded.profile.gpu.is_empty():
         early.close()  # an empty [gpu] table: nothing to check after all
-        reading = None
-    elif early is None and not skip_gpu and not loaded.profile.gpu.is_empty():
-        from envguard.evaluation.gpu import start_reading
-
-        reading = start_reading(loaded.profile.gpu)
-    from envguard.checking import check
+        early = None
+    from envguard.checking import check  # it starts NVML itself where nothing did yet
 
     report = check(
         loaded,
@@ -132,7 +127,7 @@ def run_check(
         config_root=config_root,
         skip_gpu=skip_gpu,
         nccl_log=nccl_log,
-        gpu_reading=reading,
+        gpu_reading=early,
     )
     if as_json:
         from envguard.render.json import check_json
