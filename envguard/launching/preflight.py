@@ -108,9 +108,12 @@ def _gpus(profile: Profile, environ: dict[str, str]) -> tuple[list[Finding], str
     as built). No NVML: GpuUnavailable (exit 3) - a start on unverified GPUs is never
     silent; --skip-gpu says so."""
     from envguard.evaluation.gpu import evaluate_gpus
-    from envguard.probes.gpu import observe_gpus
+    from envguard.probes.gpu import observe_gpus, release_nvml
 
-    seen = observe_gpus(environ.get(VISIBLE_DEVICES))
+    try:
+        seen = observe_gpus(environ.get(VISIBLE_DEVICES))
+    finally:
+        release_nvml()  # launch lives on beside its server: no NVML handles kept open
     names = ", ".join(sorted({g.name for g in seen.gpus})) or "none"
     note = f"gpus: {len(seen.gpus)} of {seen.host_count} ({names}), driver {seen.driver}"
     return evaluate_gpus(profile.gpu, seen), note

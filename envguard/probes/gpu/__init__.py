@@ -19,7 +19,7 @@ from envguard.probes.gpu.facts import (
     HostGpus,
     facts_for,
 )
-from envguard.probes.gpu.nvml import load_nvml, observe_gpus, read_host
+from envguard.probes.gpu.nvml import load_nvml, observe_gpus, read_host, release_nvml
 from envguard.probes.gpu.reading import GpuReading
 from envguard.probes.gpu.visible import seen_by
 
@@ -37,5 +37,6 @@ __all__ = [
     "load_nvml",
     "observe_gpus",
     "read_host",
+    "release_nvml",
     "seen_by",
 ]

@@ -36,6 +36,13 @@ def load_nvml() -> Any:
     return pynvml
 
 
+def release_nvml() -> None:
+    """Shut NVML down where this process started it: for a process that lives on (a
+    foreground `envguard launch` supervising its server for days), not one about to exit."""
+    if _started:
+        _started.pop().nvmlShutdown()
+
+
 def observe_gpus(
     visible: str | None, nvml: Any = None, *, wanted: frozenset[str] = ALL_FACTS
 ) -> GpuObservation:
