@@ -227,3 +227,17 @@ def test_the_cron_line_starts_nvml_from_the_profile_file(
     reading = _early_gpu_reading(str(extending))
     assert reading is not None and reading._wanted == ALL_FACTS  # a base may ask more
     assert len(reading.observe(None).gpus) == 2
+
+
+def test_launch_releases_nvml_after_its_preflight(
+    fake_pynvml: Callable[[dict[str, Any]], Any],
+) -> None:
+    """A foreground launch lives on beside its server: it keeps no NVML handles open."""
+    from envguard.launching.preflight import preflight
+    from envguard.profile.schema import Profile
+
+    nvml = fake_pynvml(h200_host())
+    profile = Profile(schema_version=2, name="g", version=1, gpu=GpuSection(count=2))
+    pre = preflight(profile, ["/bin/true"], {"PATH": "/usr/bin:/bin"})
+    assert pre.gpu_note == "gpus: 2 of 2 (NVIDIA H200), driver 580.159.04"
+    assert pre.findings == () and "nvmlShutdown" in nvml.calls and nvml.live == 0
