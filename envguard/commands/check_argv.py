@@ -115,9 +115,13 @@ def run_check(
         if early is not None:
             early.close()
         raise
-    if early is not None and loaded.profile.gpu.is_empty():
-        early.close()  # an empty [gpu] table: nothing to check after all
-        early = None
+    if early is not None:
+        from envguard.evaluation.gpu import facts_needed
+
+        if loaded.profile.gpu.is_empty() or not facts_needed(loaded.profile.gpu) <= early.wanted:
+            # Nothing to check after all, or a base asks for more than the file's keys said.
+            early.close()
+            early = None
     from envguard.checking import check  # it starts NVML itself where nothing did yet
 
     report = check(
@@ -140,34 +144,29 @@ def run_check(
     return int(report.exit_code)
 
 
-_GPU_TABLE = re.compile(rb"^[ \t]*\[[ \t]*gpu[ \t]*\]", re.MULTILINE)
-_EXTENDS = re.compile(rb"^[ \t]*extends[ \t]*=", re.MULTILINE)
+_GPU_TABLE = re.compile(rb"^[ \t]*\[[ \t]*gpu[ \t]*\][ \t]*(?:#.*)?$", re.MULTILINE)
+_NEXT_TABLE = re.compile(rb"^[ \t]*\[", re.MULTILINE)
+_KEY = re.compile(rb"^[ \t]*([A-Za-z0-9_-]+)[ \t]*=", re.MULTILINE)
 
 
 def _early_gpu_reading(profile_path: str) -> GpuReading | None:
-    """NVML started when the profile file names a [gpu] table, for the facts that table
-    asks (every fact where the file extends another profile, which may ask more); None
-    otherwise, or when the file cannot be read here (a profile name, a [gpu] only in a base:
-    then NVML starts once the profile is loaded)."""
+    """NVML started when the profile file names a [gpu] table, for the facts its keys ask;
+    None otherwise, or when the file cannot be read here (a profile name, a [gpu] only in a
+    base: then NVML starts once the profile is loaded). The keys are a hint read without a
+    TOML parser: run_check starts NVML again if the loaded profile (its bases included)
+    asks for a fact the hint left out."""
     try:
         text = read_regular(profile_path)
     except OSError:
         return None
-    if not _GPU_TABLE.search(text):
+    table = _GPU_TABLE.search(text)
+    if table is None:
         return None
-    from envguard.probes.gpu import ALL_FACTS, GpuReading, facts_for
+    from envguard.probes.gpu import GpuReading, facts_for
 
-    wanted = ALL_FACTS
-    if not _EXTENDS.search(text):
-        import tomllib
-
-        try:
-            table = tomllib.loads(text.decode()).get("gpu")
-        except (ValueError, UnicodeDecodeError):
-            table = None  # the loader says what is wrong with it
-        if isinstance(table, dict):
-            wanted = facts_for(set(table))
-    return GpuReading(wanted=wanted)
+    end = _NEXT_TABLE.search(text, table.end())
+    body = text[table.end() : end.start() if end else len(text)]
+    return GpuReading(wanted=facts_for({key.decode() for key in _KEY.findall(body)}))
 
 
 def main(argv: list[str]) -> int | None:

@@ -171,3 +171,24 @@ def test_a_gpu_section_in_a_base_profile(standin: Callable[..., StandIn], tmp_pa
     assert result.returncode == 1
     assert "gpus: 1 of 1 (NVIDIA H200)" in result.stdout
     assert """  gpu          GPUs: expected 2 GPUs, found "1 of the host's 1""" in result.stdout
+
+
+def test_a_base_that_asks_more_than_the_files_own_gpu_keys(
+    standin: Callable[..., StandIn], tmp_path: Path
+) -> None:
+    """The cron line starts NVML for the file's own [gpu] keys; a base asking for more (here
+    persistence) makes it read again, so that nothing is left unverified."""
+    base = tmp_path / "base.toml"
+    base.write_text('schema_version = 2\nname = "b"\nversion = 1\n[gpu]\npersistence = true\n')
+    leaf = tmp_path / "leaf.toml"
+    leaf.write_text(
+        f'schema_version = 2\nname = "leaf"\nversion = 1\n'
+        f'extends = ["{PROFILES / "demo.toml"}", "base.toml"]\n[gpu]\nmig = false\n'
+    )
+    spec = h200_host()
+    spec["gpus"][1]["persistence"] = 0
+    server = standin(TUNED)
+    result = run(tmp_path, spec, "-p", str(leaf), "--pid", str(server.pid))
+    assert result.returncode == 1, result.stdout
+    assert f"GPU 1 ({H200_UUIDS[1]}) persistence: expected on, found 'off' [NVML]" in result.stdout
+    assert "unverifiable" not in result.stdout

@@ -24,7 +24,7 @@ class GpuReading:
     """
 
     def __init__(self, *, wanted: frozenset[str] = ALL_FACTS) -> None:
-        self._wanted = wanted
+        self.wanted = wanted
         self._result: HostGpus | BaseException | None = None
         self._child: tuple[int, int] | None = None  # (pid, read end of the pipe)
         self._thread: threading.Thread | None = None
@@ -36,7 +36,7 @@ class GpuReading:
 
     def _in_thread(self) -> None:
         try:
-            self._result = read_host(load_nvml(), wanted=self._wanted)
+            self._result = read_host(load_nvml(), wanted=self.wanted)
         except BaseException as exc:  # raised again in the caller's thread, by observe()
             self._result = exc
 
@@ -47,7 +47,7 @@ class GpuReading:
             os.close(readable)
             answer: dict[str, Any]
             try:
-                answer = {"host": _host_data(read_host(load_nvml(), wanted=self._wanted))}
+                answer = {"host": _host_data(read_host(load_nvml(), wanted=self.wanted))}
             except GpuUnavailable as exc:
                 answer = {"unavailable": [exc.message, exc.hint]}
             except BaseException as exc:
