@@ -165,7 +165,7 @@ def fake_pynvml(monkeypatch: pytest.MonkeyPatch) -> Callable[[dict[str, Any]], A
 
 def test_the_reading_runs_in_a_child_process(fake_pynvml: Callable[[dict[str, Any]], Any]) -> None:
     nvml = fake_pynvml(h200_host())
-    reading = GpuReading()
+    reading = GpuReading(fork=True)  # as when no other thread runs (pytest's may)
     seen = reading.observe("1")
     assert [g.uuid for g in seen.gpus] == [H200_UUIDS[1]]
     assert seen.gpus[0].clock_events == ("gpu_idle",) and seen.gpus[0].errors == ()
@@ -191,11 +191,11 @@ def test_with_other_threads_running_it_reads_in_a_thread(
 def test_the_child_reports_what_went_wrong(fake_pynvml: Callable[[dict[str, Any]], Any]) -> None:
     fake_pynvml({**h200_host(), "init_error": "DriverNotLoaded"})
     with pytest.raises(GpuUnavailable, match=r"NVML not available \(DriverNotLoaded\)"):
-        GpuReading().observe(None)
+        GpuReading(fork=True).observe(None)
     # Anything else that breaks in the child (here the fake itself) is still one line.
     fake_pynvml({**h200_host(), "gpus": "not a list"})
     with pytest.raises(GpuUnavailable, match="cannot verify GPUs: AttributeError: "):
-        GpuReading().observe(None)
+        GpuReading(fork=True).observe(None)
 
 
 def test_every_gpu_key_of_the_schema_names_its_facts() -> None:

@@ -23,12 +23,12 @@ class GpuReading:
     already runs other threads (forking would copy their locks mid-use), a thread it is.
     """
 
-    def __init__(self, *, wanted: frozenset[str] = ALL_FACTS) -> None:
+    def __init__(self, *, wanted: frozenset[str] = ALL_FACTS, fork: bool | None = None) -> None:
         self.wanted = wanted
         self._result: HostGpus | BaseException | None = None
         self._child: tuple[int, int] | None = None  # (pid, read end of the pipe)
         self._thread: threading.Thread | None = None
-        if threading.active_count() == 1:
+        if fork if fork is not None else threading.active_count() == 1:
             self._fork()
         else:
             self._thread = threading.Thread(target=self._in_thread, daemon=True)
