@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from envguard.knowledge import gpu as facts
+from envguard.knowledge import gpu as known
 from envguard.probes.gpu.facts import ALL_FACTS, GpuFacts, GpuObservation, GpuUnavailable, HostGpus
 from envguard.probes.gpu.visible import seen_by
 
@@ -158,14 +158,14 @@ def _facts(nvml: Any, index: int, handle: Any, uuid: str, wanted: frozenset[str]
         ecc_pending=_flag(ecc[1]),
         mig=_flag(mig[0]),
         mig_pending=_flag(mig[1]),
-        compute_mode=facts.COMPUTE_MODES.get(mode, str(mode)) if mode is not None else None,
+        compute_mode=known.COMPUTE_MODES.get(mode, str(mode)) if mode is not None else None,
         pcie_gen=read("pcie", nvml.nvmlDeviceGetCurrPcieLinkGeneration),
         pcie_width=read("pcie:width", nvml.nvmlDeviceGetCurrPcieLinkWidth),
         pcie_gen_max=read("pcie_max", nvml.nvmlDeviceGetMaxPcieLinkGeneration),
         pcie_width_max=read("pcie_max:width", nvml.nvmlDeviceGetMaxPcieLinkWidth),
         app_clock_sm_mhz=read("app_clocks", clock, nvml.NVML_CLOCK_SM, target),
         app_clock_mem_mhz=read("app_clocks:mem", clock, nvml.NVML_CLOCK_MEM, target),
-        clock_events=facts.clock_events(events) if events is not None else None,
+        clock_events=known.clock_events(events) if events is not None else None,
         errors=tuple(errors),
     )
 

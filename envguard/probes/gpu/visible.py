@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envguard.knowledge import gpu as facts
+from envguard.knowledge import gpu as known
 from envguard.knowledge.gpu import VisibleEntry
 from envguard.probes.gpu.facts import GpuObservation, HostGpus
 
@@ -26,13 +26,13 @@ def _visible(visible: str | None, host: HostGpus) -> tuple[list[int], list[str]]
         return list(range(len(host.facts))), []
     chosen: list[int] = []
     notes: list[str] = []
-    entries = facts.visible_entries(visible)
+    entries = known.visible_entries(visible)
     for entry in entries:
         index = _resolve(entry, host)
         if index is None or index in chosen:
             why = "names no GPU here" if index is None else "repeats a GPU"
             notes.append(
-                f"{facts.VISIBLE_DEVICES} entry {entry.text!r} {why}: CUDA shows only the "
+                f"{known.VISIBLE_DEVICES} entry {entry.text!r} {why}: CUDA shows only the "
                 "GPUs listed before it"
             )
             break
@@ -43,14 +43,14 @@ def _visible(visible: str | None, host: HostGpus) -> tuple[list[int], list[str]]
             break
     if len(entries) < len(visible.split(",")) and not notes:
         notes.append(
-            f"{facts.VISIBLE_DEVICES}={visible!r}: CUDA shows only the GPUs before its first "
+            f"{known.VISIBLE_DEVICES}={visible!r}: CUDA shows only the GPUs before its first "
             "invalid entry"
         )
     names = {host.facts[i].name for i in chosen}
     if any(e.kind == "index" for e in entries) and len(names) > 1:
         notes.append(
             "indices are read in PCI bus order (NVML's); CUDA orders unlike GPUs fastest "
-            f"first unless {facts.DEVICE_ORDER}=PCI_BUS_ID"
+            f"first unless {known.DEVICE_ORDER}=PCI_BUS_ID"
         )
     return chosen, notes
 
