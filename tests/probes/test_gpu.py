@@ -241,3 +241,19 @@ def test_launch_releases_nvml_after_its_preflight(
     pre = preflight(profile, ["/bin/true"], {"PATH": "/usr/bin:/bin"})
     assert pre.gpu_note == "gpus: 2 of 2 (NVIDIA H200), driver 580.159.04"
     assert pre.findings == () and "nvmlShutdown" in nvml.calls and nvml.live == 0
+
+
+def test_a_child_that_breaks_while_reporting_still_ends(
+    fake_pynvml: Callable[[dict[str, Any]], Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever happens in the child, it exits there: it never goes on with the check."""
+    from envguard.probes.gpu import reading as reading_module
+
+    fake_pynvml(h200_host())
+
+    def broken(*args: Any, **kwargs: Any) -> str:
+        raise RuntimeError("no JSON today")
+
+    monkeypatch.setattr(reading_module.json, "dumps", broken)
+    with pytest.raises(GpuUnavailable, match="cannot verify GPUs: the NVML reader died"):
+        GpuReading(fork=True).observe(None)

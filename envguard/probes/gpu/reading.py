@@ -44,20 +44,25 @@ class GpuReading:
         readable, writable = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: read, report, and leave without running any exit code
-            os.close(readable)
-            answer: dict[str, Any]
             try:
-                answer = {"host": _host_data(read_host(load_nvml(), wanted=self.wanted))}
-            except GpuUnavailable as exc:
-                answer = {"unavailable": [exc.message, exc.hint]}
-            except BaseException as exc:
-                answer = {"failed": f"{type(exc).__name__}: {exc}"}
-            data = json.dumps(answer).encode()
-            while data:
-                data = data[os.write(writable, data) :]
-            os._exit(0)
+                os.close(readable)
+                self._report(writable)
+            finally:
+                os._exit(0)  # whatever happened (a closed pipe, a Ctrl-C): never go on
         os.close(writable)
         self._child = (pid, readable)
+
+    def _report(self, writable: int) -> None:
+        answer: dict[str, Any]
+        try:
+            answer = {"host": _host_data(read_host(load_nvml(), wanted=self.wanted))}
+        except GpuUnavailable as exc:
+            answer = {"unavailable": [exc.message, exc.hint]}
+        except BaseException as exc:
+            answer = {"failed": f"{type(exc).__name__}: {exc}"}
+        data = json.dumps(answer).encode()
+        while data:
+            data = data[os.write(writable, data) :]
 
     def observe(self, visible: str | None) -> GpuObservation:
         """The GPUs a process with CUDA_VISIBLE_DEVICES=`visible` sees; GpuUnavailable as
