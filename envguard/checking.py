@@ -129,29 +129,19 @@ class GpuCheck:
             from envguard.evaluation.gpu import start_reading
 
             self._reading = reading or start_reading(spec, fingerprint=fingerprint)
+        elif reading is not None:
+            reading.close()  # started for nothing: reap it
 
     def check(self, visible: str | None) -> list[Finding]:
         if self._reading is None:
             return []
-        from envguard.evaluation.gpu import evaluate_gpus
+        from envguard.evaluation.gpu import evaluate_gpus, unavailable
         from envguard.probes.gpu import GpuUnavailable
 
         try:
             seen = self._reading.observe(visible)
         except GpuUnavailable as exc:
-            return [
-                Finding(
-                    kind="unverifiable",
-                    subject="GPUs",
-                    pid=None,
-                    role=None,
-                    expected=None,
-                    actual=exc.message,
-                    source="NVML",
-                    hint="run the check where the NVIDIA driver is loaded, or add --skip-gpu "
-                    "to check the rest (the output then says so)",
-                )
-            ]
+            return [unavailable(exc)]
         self.observed.append(seen)
         return evaluate_gpus(self.spec, seen)
 

@@ -8,7 +8,14 @@ from collections.abc import Iterator
 
 from envguard.evaluation.findings import Draft, Finding, placed
 from envguard.knowledge.gpu import VISIBLE_DEVICES, version_key
-from envguard.probes.gpu import GpuFacts, GpuObservation, GpuReading, facts_for
+from envguard.probes.gpu import (
+    FINGERPRINT_FACTS,
+    GpuFacts,
+    GpuObservation,
+    GpuReading,
+    GpuUnavailable,
+    facts_for,
+)
 from envguard.profile.schema import GpuSection
 
 SOURCE = "NVML"
@@ -21,15 +28,34 @@ def facts_needed(spec: GpuSection) -> frozenset[str]:
 
 
 def start_reading(spec: GpuSection, *, fingerprint: bool = False) -> GpuReading | None:
-    """NVML started in a thread for the facts checking `spec` needs (and the fingerprint's,
-    for bench and watch); None for a profile without [gpu]: NVML is never loaded."""
+    """NVML started beside the check (probes.gpu.GpuReading) for the facts checking `spec`
+    needs, and the fingerprint's for bench and watch; None for a profile without [gpu]:
+    NVML is never loaded."""
     if spec.is_empty():
         return None
-    from envguard.probes.gpu import FINGERPRINT_FACTS, GpuReading
-
     return GpuReading(
         wanted=facts_needed(spec) | (FINGERPRINT_FACTS if fingerprint else frozenset())
     )
+
+
+def unavailable(exc: GpuUnavailable) -> Finding:
+    """The finding of a [gpu] profile checked where NVML cannot answer: never ok."""
+    [finding] = placed(
+        [
+            Draft(
+                kind="unverifiable",
+                subject="GPUs",
+                expected=None,
+                actual=exc.message,
+                source=SOURCE,
+                hint="run the check where the NVIDIA driver is loaded, or add --skip-gpu to "
+                "check the rest (the output then says so)",
+            )
+        ],
+        None,
+        None,
+    )
+    return finding
 
 
 def evaluate_gpus(spec: GpuSection, seen: GpuObservation) -> list[Finding]:
@@ -78,15 +104,18 @@ class _Judge:
         self.subject = f"GPU {gpu.nvml_index} ({gpu.uuid})"
         self.failed = dict(gpu.errors)
 
-    def differs(self, fact: str, actual: object, expected: str, shown: str, hint: str) -> Draft:
-        """A `gpu` finding, or `unverifiable` where NVML had no answer (`actual` None)."""
+    def differs(
+        self, fact: str, group: str, actual: object, expected: str, shown: str, hint: str
+    ) -> Draft:
+        """A `gpu` finding, or `unverifiable` where NVML had no answer (`actual` None); the
+        fact `group` (probes.gpu) is where a failed query's error was kept."""
         if actual is None:
             return Draft(
                 kind="unverifiable",
                 subject=f"{self.subject} {fact}",
                 expected=expected,
                 actual="NVML could not read it: "
-                + self.failed.get(fact, "not supported on this GPU"),
+                + self.failed.get(group, "not supported on this GPU"),
                 source=SOURCE,
                 hint="nvidia-smi -q shows what the driver reports",
             )
@@ -103,10 +132,11 @@ class _Judge:
         gpu = self.gpu
         if spec.name is not None and not re.fullmatch(spec.name, gpu.name):
             yield self.differs(
-                "name", gpu.name, f"matches /{spec.name}/", gpu.name, "another GPU model"
+                "name", "name", gpu.name, f"matches /{spec.name}/", gpu.name, "another GPU model"
             )
         if spec.persistence is not None and gpu.persistence != spec.persistence:
             yield self.differs(
+                "persistence",
                 "persistence",
                 gpu.persistence,
                 _on(spec.persistence),
@@ -118,9 +148,10 @@ class _Judge:
             default = f" (default {gpu.power_default_w:g} W)" if gpu.power_default_w else ""
             yield self.differs(
                 "power limit",
+                "power_limit",
                 limit,
                 f">= {spec.power_limit_min:g} W",
-                f"{limit:g} W",
+                f"{limit:g} W" if limit is not None else "",
                 f"the enforced power cap was lowered{default}: nvidia-smi -q -d POWER",
             )
         yield from self._modes(spec)
@@ -137,11 +168,17 @@ class _Judge:
                 continue
             if current != wanted:
                 yield self.differs(
-                    fact, current, _on(wanted), _on(current), f"{fact} mode is not as tuned"
+                    fact,
+                    fact.lower(),
+                    current,
+                    _on(wanted),
+                    _on(current),
+                    f"{fact} mode is not as tuned",
                 )
             elif pending is not None and pending != wanted:
                 yield self.differs(
                     f"{fact} pending",
+                    fact.lower(),
                     pending,
                     _on(wanted),
                     f"{_on(pending)} after the next reboot",
@@ -150,6 +187,7 @@ class _Judge:
         if spec.compute_mode is not None and gpu.compute_mode != spec.compute_mode:
             yield self.differs(
                 "compute mode",
+                "compute_mode",
                 gpu.compute_mode,
                 spec.compute_mode,
                 str(gpu.compute_mode),
@@ -163,6 +201,7 @@ class _Judge:
             if gpu.pcie_gen_max is not None and gpu.pcie_gen_max < spec.pcie_gen_min:
                 yield self.differs(
                     "PCIe generation",
+                    "pcie_max",
                     gpu.pcie_gen_max,
                     wanted,
                     f"Gen{gpu.pcie_gen_max} at most",
@@ -182,6 +221,7 @@ class _Judge:
             elif gpu.pcie_gen is None or gpu.pcie_gen < spec.pcie_gen_min:
                 yield self.differs(
                     "PCIe generation",
+                    "pcie",
                     gpu.pcie_gen,
                     wanted,
                     f"Gen{gpu.pcie_gen} under load",
@@ -191,6 +231,7 @@ class _Judge:
         if spec.pcie_width_min is not None and (width is None or width < spec.pcie_width_min):
             yield self.differs(
                 "PCIe width",
+                "pcie",
                 width,
                 f">= x{spec.pcie_width_min}",
                 f"x{width}",
@@ -210,6 +251,7 @@ class _Judge:
         if events is None or active:
             yield self.differs(
                 "clock events",
+                "clock_events",
                 events,
                 expected,
                 ", ".join(active),

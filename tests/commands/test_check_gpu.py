@@ -107,6 +107,27 @@ def test_an_idle_gpu_below_its_link_speed_is_unverifiable_not_drift(
     assert "PCIe generation: expected >= Gen5, Gen1 while idle [NVML]" in result.stdout
 
 
+def test_what_nvml_cannot_read_is_unverifiable_and_says_why(
+    standin: Callable[..., StandIn], tmp_path: Path
+) -> None:
+    """A fact the GPU does not support, and a query that failed: each named, with NVML's
+    own words where it had some."""
+    spec = h200_host(
+        unsupported=["nvmlDeviceGetEnforcedPowerLimit"], failing=["nvmlDeviceGetEccMode"]
+    )
+    server = standin(TUNED)
+    result = run(tmp_path, spec, "-p", gpu_profile(tmp_path), "--pid", str(server.pid))
+    assert (result.returncode, result.stderr) == (3, "")
+    gpu = f"GPU 0 ({H200_UUIDS[0]})"
+    assert (
+        f"unverifiable {gpu} power limit: expected >= 700 W, NVML could not read it: not "
+        "supported on this GPU [NVML]"
+    ) in result.stdout
+    assert (
+        f"unverifiable {gpu} ECC: expected on, NVML could not read it: GPU is lost [NVML]"
+    ) in result.stdout
+
+
 def test_without_nvml_it_is_never_ok(standin: Callable[..., StandIn], tmp_path: Path) -> None:
     """The real nvidia-ml-py on this machine: no driver, so NVML cannot start."""
     server = standin(TUNED)
