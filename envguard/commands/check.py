@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from envguard.commands.check_argv import run_check
+from envguard.commands.check_argv import early_gpu_reading, run_check
 from envguard.commands.options import (
     profile_option,
     skip_gpu_option,
@@ -64,4 +64,5 @@ def check_command(
         nccl_log=nccl_log,
         config_root=config_root,
         echo=lambda text, err: click.echo(text, err=err),
+        early=None if skip_gpu else early_gpu_reading(profile_path),
     )

@@ -101,12 +101,7 @@ def run_check(
     early: GpuReading | None = None,
 ) -> int:
     """The check command's body, for both readings of its command line. `early`: NVML
-    already started for this profile (main() starts it before its own imports)."""
-    # NVML's start-up (~55 ms on an H200 host) runs beside everything from here on: the
-    # profile's loading and the check engine's imports included, where the profile file
-    # itself has a [gpu] table (one read of it, before any of that is imported).
-    if early is None and not skip_gpu:
-        early = _early_gpu_reading(profile_path)
+    already started for this profile (early_gpu_reading); the engine starts it otherwise."""
     from envguard.profile.loader import load_profile
 
     try:
@@ -149,8 +144,10 @@ _NEXT_TABLE = re.compile(rb"^[ \t]*\[", re.MULTILINE)
 _KEY = re.compile(rb"^[ \t]*([A-Za-z0-9_-]+)[ \t]*=", re.MULTILINE)
 
 
-def _early_gpu_reading(profile_path: str) -> GpuReading | None:
-    """NVML started when the profile file names a [gpu] table, for the facts its keys ask;
+def early_gpu_reading(profile_path: str) -> GpuReading | None:
+    """NVML started when the profile file names a [gpu] table, for the facts its keys ask,
+    so that its start-up (~55 ms on an H200 host) runs beside everything after: loading the
+    profile and importing the check engine included;
     None otherwise, or when the file cannot be read here (a profile name, a [gpu] only in a
     base: then NVML starts once the profile is loaded). The keys are a hint read without a
     TOML parser: run_check starts NVML again if the loaded profile (its bases included)
@@ -175,7 +172,7 @@ def main(argv: list[str]) -> int | None:
     if values is None:
         return None
     # Before anything else is imported: NVML's start-up then runs beside all of it.
-    early = None if values["skip_gpu"] else _early_gpu_reading(values["profile_path"])
+    early = None if values["skip_gpu"] else early_gpu_reading(values["profile_path"])
     from envguard.probes.target import Target
 
     target = Target(values.pop("pid"), values.pop("port"), values.pop("pattern"))

@@ -209,22 +209,22 @@ def test_every_gpu_key_of_the_schema_names_its_facts() -> None:
 def test_the_cron_line_starts_nvml_from_the_profile_file(
     fake_pynvml: Callable[[dict[str, Any]], Any], tmp_path: Any
 ) -> None:
-    from envguard.commands.check_argv import _early_gpu_reading
+    from envguard.commands.check_argv import early_gpu_reading
 
     fake_pynvml(h200_host())
     plain = tmp_path / "plain.toml"
     plain.write_text('schema_version = 1\nname = "p"\nversion = 1\n# [gpu] would go here\n')
-    assert _early_gpu_reading(str(plain)) is None
+    assert early_gpu_reading(str(plain)) is None
     own = tmp_path / "own.toml"
     own.write_text('schema_version = 2\nname = "p"\nversion = 1\n[gpu]\nmig = false\n')
-    reading = _early_gpu_reading(str(own))
+    reading = early_gpu_reading(str(own))
     assert reading is not None and reading.wanted == {"mig"}  # exactly what it asks
     reading.close()
     extending = tmp_path / "ext.toml"
     extending.write_text(
         own.read_text().replace("version = 1\n", 'version = 1\nextends = ["b.toml"]\n')
     )
-    reading = _early_gpu_reading(str(extending))
+    reading = early_gpu_reading(str(extending))
     assert reading is not None and reading.wanted == {"mig"}  # the file's keys: a hint
     assert len(reading.observe(None).gpus) == 2
 
