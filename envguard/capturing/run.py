@@ -56,7 +56,8 @@ def capture(
     gpu = _gpu(seen.processes, notes)
     if base is not None:
         required, server, gpu = _beyond(base, required, server, gpu, comments)
-        optional = {k: v for k, v in optional.items() if base.env.optional.get(k) is None}
+        # A rule replaces the base's whole (profile/loader.py): keep ours unless the same.
+        optional = {k: v for k, v in optional.items() if base.env.optional.get(k) != v}
     env: dict[str, Any] = {"required": required}
     if optional:
         env["optional"] = optional

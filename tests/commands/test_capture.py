@@ -147,3 +147,22 @@ def test_gpu_facts_where_nvml_answers(standin: Callable[..., StandIn], tmp_path:
     }  # fmt: skip
     checked = envguard_process(tmp_path, "check", "-p", str(out), "--pid", str(server.pid), env=env)
     assert checked.returncode == 0, checked.stdout
+
+
+def test_extends_keeps_an_optional_rule_that_differs_from_the_bases(
+    standin: Callable[..., StandIn], tmp_path: Path
+) -> None:
+    """The server sets CUDA_DEVICE_MAX_CONNECTIONS=8 in its workers; a base that allows 4
+    only must be overridden, or the check of the same server fails."""
+    base = tmp_path / "base.toml"
+    base.write_text(
+        'schema_version = 2\nname = "b"\nversion = 1\n'
+        '[env.optional]\nCUDA_DEVICE_MAX_CONNECTIONS = "4"\n'
+    )
+    server = standin(TUNED)
+    document = captured(tmp_path, "--pid", str(server.pid), "--extends", str(base))
+    assert document["env"]["optional"] == {"CUDA_DEVICE_MAX_CONNECTIONS": "8"}  # type: ignore[index]
+    checked = envguard_process(
+        tmp_path, "check", "-p", str(tmp_path / "captured.toml"), "--pid", str(server.pid)
+    )
+    assert checked.returncode == 0, checked.stdout
