@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from envguard.evaluation.findings import Draft, Finding, placed
-from envguard.knowledge.gpu import VISIBLE_DEVICES, version_key
+from envguard.knowledge.gpu import NVML, VISIBLE_DEVICES, version_key
 from envguard.probes.gpu import (
     FINGERPRINT_FACTS,
     GpuFacts,
@@ -18,7 +18,7 @@ from envguard.probes.gpu import (
 )
 from envguard.profile.schema import GpuSection
 
-SOURCE = "NVML"
+SOURCE = NVML
 
 
 def facts_needed(spec: GpuSection) -> frozenset[str]:

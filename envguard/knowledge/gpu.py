@@ -11,6 +11,7 @@ import re
 from typing import Literal, NamedTuple
 
 VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+NVML = "NVML"  # the source findings about GPUs name
 DEVICE_ORDER = "CUDA_DEVICE_ORDER"
 
 # nvmlClocksEventReasons (nvml.h: nvmlClocksEventReasonGpuIdle = 0x1, ...), by the names a

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from envguard.evaluation.findings import Finding
+from envguard.knowledge.gpu import NVML
 from envguard.render.style import style
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
 
 
 def _about_gpus(finding: Finding) -> bool:
-    return finding.source == "NVML"
+    return finding.source == NVML
 
 
 def _gpu_lines(report: CheckReport) -> list[str]:
