@@ -96,7 +96,9 @@ def preflight(
     gpu_note = None
     if not profile.gpu.is_empty():
         if skip_gpu:
-            gpu_note = "GPUs not checked (--skip-gpu): the profile's [gpu] part is unverified"
+            from envguard.render.text import GPUS_SKIPPED
+
+            gpu_note = GPUS_SKIPPED
         else:
             gpu_findings, gpu_note = _gpus(profile, built.environ)
             findings += gpu_findings
@@ -109,14 +111,13 @@ def _gpus(profile: Profile, environ: dict[str, str]) -> tuple[list[Finding], str
     silent; --skip-gpu says so."""
     from envguard.evaluation.gpu import evaluate_gpus
     from envguard.probes.gpu import observe_gpus, release_nvml
+    from envguard.render.text import gpu_summary
 
     try:
         seen = observe_gpus(environ.get(VISIBLE_DEVICES))
     finally:
         release_nvml()  # launch lives on beside its server: no NVML handles kept open
-    names = ", ".join(sorted({g.name for g in seen.gpus})) or "none"
-    note = f"gpus: {len(seen.gpus)} of {seen.host_count} ({names}), driver {seen.driver}"
-    return evaluate_gpus(profile.gpu, seen), note
+    return evaluate_gpus(profile.gpu, seen), gpu_summary(seen)
 
 
 def _flags(

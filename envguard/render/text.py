@@ -10,7 +10,9 @@ from envguard.render.style import style
 
 if TYPE_CHECKING:
     from envguard.evaluation.report import CheckReport
+    from envguard.probes.gpu import GpuObservation
 
+GPUS_SKIPPED = "GPUs not checked (--skip-gpu): the profile's [gpu] part is unverified"
 _VERDICT_STYLE = {"ok": "green", "drift": "red", "unverifiable": "yellow"}
 _KIND_STYLE = {"unverifiable": "yellow"}
 
@@ -90,7 +92,7 @@ def check_text(report: CheckReport, *, quiet: bool = False) -> str:
     if clean:
         lines += ["", "ok: " + ", ".join(clean)]
     if report.gpu_skipped:
-        lines += ["", "note: GPUs not checked (--skip-gpu): the profile's [gpu] part is unverified"]
+        lines += ["", f"note: {GPUS_SKIPPED}"]
     if report.zombies:
         lines += [
             "",
@@ -108,14 +110,19 @@ def _about_gpus(finding: Finding) -> bool:
 def _gpu_lines(report: CheckReport) -> list[str]:
     lines = []
     for seen in report.gpus:
-        names = sorted({g.name for g in seen.gpus})
-        visible = "" if seen.visible is None else f", CUDA_VISIBLE_DEVICES={seen.visible}"
-        lines.append(
-            f"gpus: {len(seen.gpus)} of {seen.host_count} ({', '.join(names) or 'none'}){visible}; "
-            f"driver {seen.driver}, CUDA {seen.cuda_driver or 'unknown'}"
-        )
+        lines.append(gpu_summary(seen))
         lines += [f"note: {note}" for note in seen.notes]
     return lines
+
+
+def gpu_summary(seen: GpuObservation) -> str:
+    """One line on the GPUs a server sees (check's output, launch's preflight)."""
+    names = ", ".join(sorted({g.name for g in seen.gpus})) or "none"
+    visible = "" if seen.visible is None else f", CUDA_VISIBLE_DEVICES={seen.visible}"
+    return (
+        f"gpus: {len(seen.gpus)} of {seen.host_count} ({names}){visible}; "
+        f"driver {seen.driver}, CUDA {seen.cuda_driver or 'unknown'}"
+    )
 
 
 def _launch_lines(report: CheckReport) -> list[str]:

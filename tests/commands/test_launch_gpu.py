@@ -34,7 +34,7 @@ def test_a_gpu_drift_refuses_the_start(tmp_path: Path, marker: str) -> None:
     spec["gpus"][0]["persistence"] = 0
     result = launch(tmp_path, marker, env=fake_nvml_env(tmp_path, spec))
     assert result.returncode == 1
-    assert "  gpus: 2 of 2 (NVIDIA H200), driver 580.159.04\n" in result.stderr
+    assert "  gpus: 2 of 2 (NVIDIA H200); driver 580.159.04, CUDA 13.0\n" in result.stderr
     assert "persistence: expected on, found 'off' [NVML]" in result.stderr
     assert "refusing to start: 1 findings against gpu@1" in result.stderr
     assert with_marker(marker) == []

@@ -239,7 +239,7 @@ def test_launch_releases_nvml_after_its_preflight(
     nvml = fake_pynvml(h200_host())
     profile = Profile(schema_version=2, name="g", version=1, gpu=GpuSection(count=2))
     pre = preflight(profile, ["/bin/true"], {"PATH": "/usr/bin:/bin"})
-    assert pre.gpu_note == "gpus: 2 of 2 (NVIDIA H200), driver 580.159.04"
+    assert pre.gpu_note == "gpus: 2 of 2 (NVIDIA H200); driver 580.159.04, CUDA 13.0"
     assert pre.findings == () and "nvmlShutdown" in nvml.calls and nvml.live == 0
 
 
