@@ -115,10 +115,17 @@ def test_the_fake_refuses_calls_nobody_expected() -> None:
         nvml.nvmlDeviceGetFanSpeed(nvml.nvmlDeviceGetHandleByIndex(0))
 
 
-def test_an_nvml_that_cannot_start_is_unavailable() -> None:
-    nvml = fake_nvml({**h200_host(), "init_error": "DriverNotLoaded"})
-    with pytest.raises(nvml.NVMLError):
-        nvml.nvmlInit()
+def test_an_nvml_that_cannot_start_is_unavailable(
+    fake_pynvml: Callable[[dict[str, Any]], Any],
+) -> None:
+    """A driver that is not loaded: one line with NVML's words, a hint, never a traceback;
+    and nothing is kept as started."""
+    fake_pynvml({**h200_host(), "init_error": "DriverNotLoaded"})
+    with pytest.raises(GpuUnavailable) as caught:
+        load_nvml()
+    assert caught.value.message == "cannot verify GPUs: NVML not available (DriverNotLoaded)"
+    assert "--skip-gpu" in caught.value.hint
+    assert gpu_probe.nvml._started == []
 
 
 def test_this_machine_has_no_nvml_and_says_so() -> None:
