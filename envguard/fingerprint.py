@@ -28,7 +28,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from envguard.knowledge import nccl, servers
-from envguard.knowledge.redaction import REDACTED, is_secret_option, recorded, redact_value
+from envguard.knowledge.redaction import REDACTED, is_secret_option, recorded, redact_nested
 from envguard.knowledge.tuning import in_tuning_namespace
 
 if TYPE_CHECKING:
@@ -50,15 +50,7 @@ def _normalised(name: str, value: str) -> Any:
 
 def _flag_value(dest: str, value: Any) -> Any:
     """A parsed flag as recorded: a secret's presence; other strings value-redacted."""
-    if is_secret_option(dest):
-        return REDACTED
-    if isinstance(value, str):
-        return redact_value(value)
-    if isinstance(value, list | tuple):
-        return [_flag_value("", v) for v in value]
-    if isinstance(value, dict):
-        return {k: _flag_value("", v) for k, v in value.items()}
-    return value
+    return REDACTED if is_secret_option(dest) else redact_nested(value)
 
 
 def observed_setup(report: CheckReport) -> dict[str, Any]:

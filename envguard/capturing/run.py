@@ -19,7 +19,13 @@ from typing import Any, NamedTuple
 from envguard.errors import EnvguardError, Refused
 from envguard.knowledge import servers
 from envguard.knowledge.nccl import is_nccl_name, same_setting
-from envguard.knowledge.redaction import is_secret_option, looks_secret, redact_argv, redact_value
+from envguard.knowledge.redaction import (
+    is_secret_option,
+    looks_secret,
+    redact_argv,
+    redact_nested,
+    redact_value,
+)
 from envguard.knowledge.tuning import in_tuning_namespace
 from envguard.probes.observe import (
     ENVIRON,
@@ -175,7 +181,7 @@ def _server(launcher: ProcessObservation, notes: list[str]) -> dict[str, Any]:
             notes.append(f"--{option} left out: a secret")
         elif value is None:
             notes.append(f"--{option} left out: its value ({flag.value!r}) has no TOML form")
-        elif _holds_secret(value):
+        elif redact_nested(value) != value:
             notes.append(f"--{option} left out: its value looks like a credential")
         else:
             flags[option] = value
@@ -191,14 +197,6 @@ def _toml_value(value: Any) -> Any:
         items = [_toml_value(v) for v in value]
         return None if any(i is None for i in items) else items
     return None  # None, dicts (JSON flags: a table would not compare as the server parses)
-
-
-def _holds_secret(value: Any) -> bool:
-    if isinstance(value, str):
-        return redact_value(value) != value
-    if isinstance(value, list):
-        return any(_holds_secret(v) for v in value)
-    return False
 
 
 def _gpu(processes: tuple[ProcessObservation, ...], notes: list[str]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal, NamedTuple
 
-from envguard.knowledge.redaction import REDACTED, is_secret_option, looks_secret, redact_value
+from envguard.knowledge.redaction import REDACTED, is_secret_option, looks_secret, redact_nested
 from envguard.profile.schema import Profile
 
 ChangeKind = Literal["added", "removed", "changed"]
@@ -71,14 +71,4 @@ def _shown(path: list[str], value: Any) -> Any:
     flag = path[2].lstrip("-").replace("-", "_") if len(path) >= 3 else ""
     if path[:2] == ["server", "flags"] and is_secret_option(flag):
         return REDACTED
-    return _redact_strings(value)
-
-
-def _redact_strings(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact_value(value)
-    if isinstance(value, dict):
-        return {k: _redact_strings(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redact_strings(v) for v in value]
-    return value
+    return redact_nested(value)

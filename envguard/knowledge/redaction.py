@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from envguard.knowledge.servers import SPT_NOENV
 from envguard.knowledge.tuning import in_tuning_namespace
@@ -205,6 +206,18 @@ def redact_value(value: str) -> str:
         value = re.sub(_HEADER, _header_line, value)
     if "=" in value:
         value = re.sub(_PARAMETER, _parameter, value)
+    return value
+
+
+def redact_nested(value: Any) -> Any:
+    """`value` with redact_value applied to every string inside it (lists, tuples and
+    dicts walked; tuples come back as lists, as JSON has them)."""
+    if isinstance(value, str):
+        return redact_value(value)
+    if isinstance(value, list | tuple):
+        return [redact_nested(v) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_nested(v) for k, v in value.items()}
     return value
 
 

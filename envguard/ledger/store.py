@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from envguard.errors import EnvguardError, UsageError
 from envguard.evaluation.record import Record
-from envguard.knowledge.redaction import redact_argv, redact_value
+from envguard.knowledge.redaction import redact_argv, redact_nested, redact_value
 
 LEDGER_ENV = "ENVGUARD_LEDGER"
 
@@ -256,22 +256,12 @@ def _record(row: tuple[Any, ...]) -> Record:
 
 
 def _redacted(record: Record) -> Record:
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, str):
-            return redact_value(value)
-        if isinstance(value, list | tuple):
-            return [clean(v) for v in value]
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        return value
-
     return dataclasses.replace(
         record,
         reasons=tuple(redact_value(r) for r in record.reasons),
         command=tuple(redact_argv(record.command)),
         metrics={k: v for k, v in record.metrics.items() if math.isfinite(v)},
-        setup=clean(record.setup),
+        setup=redact_nested(record.setup),
     )
 
 

@@ -209,3 +209,14 @@ def test_the_inference_libraries_are_tuning_namespaces() -> None:
 
 def test_the_corpus_has_forty_shapes() -> None:
     assert secret_shapes.count() >= 40
+
+
+def test_every_string_inside_a_structure_is_redacted() -> None:
+    from envguard.knowledge.redaction import REDACTED, redact_nested
+
+    value = {"urls": ("https://u:pw@h/x", "plain"), "n": 3, "deep": [{"auth": "Bearer abcdef123"}]}
+    assert redact_nested(value) == {
+        "urls": [f"https://{REDACTED}@h/x", "plain"],
+        "n": 3,
+        "deep": [{"auth": f"Bearer {REDACTED}"}],
+    }
