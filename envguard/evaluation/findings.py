@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 FindingKind = Literal[
@@ -35,8 +34,7 @@ class Draft(NamedTuple):
     hint: str
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One thing that is not as the profile says, in one process.
 
     Values are already redacted for display (see knowledge.redaction.shown): a Finding

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from envguard.errors import ExitCode
 from envguard.evaluation.findings import Finding, Verdict, verdict
@@ -17,8 +16,7 @@ if TYPE_CHECKING:  # flags machinery (argparse, catalogs) loads only for profile
     from envguard.probes.nccl_log import NcclLog
 
 
-@dataclass(frozen=True)
-class CheckReport:
+class CheckReport(NamedTuple):
     """The result of one check: what was looked at, what was found, the verdict."""
 
     profile: LoadedProfile

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from envguard.errors import EnvguardError
 from envguard.knowledge.servers import ServerKind
@@ -20,8 +19,7 @@ CATALOGS = Path(__file__).resolve().parent / "catalogs"
 OptionKind = Literal["value", "switch", "const", "negatable", "append", "count", "help", "rejects"]
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     strings: tuple[str, ...]
     dest: str
     kind: OptionKind
@@ -43,16 +41,18 @@ class Option:
         return longs[0] if longs else (self.strings[0] if self.strings else self.dest)
 
 
-@dataclass(frozen=True)
-class Catalog:
+class Catalog(NamedTuple):
     server: ServerKind
     version: str
     prog: str
     allow_abbrev: bool
     python: str
     options: tuple[Option, ...]
-    by_dest: dict[str, Option] = field(repr=False, compare=False)
-    by_string: dict[str, Option] = field(repr=False, compare=False)
+    by_dest: dict[str, Option]  # derived from options, as is by_string
+    by_string: dict[str, Option]
+
+    def __repr__(self) -> str:  # not the two derived tables of ~500 options each
+        return f"Catalog({self.label})"
 
     @property
     def label(self) -> str:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NamedTuple, NoReturn
 
 from envguard.flags.catalog import Catalog, Option
 from envguard.flags.converters import converter
@@ -24,8 +23,7 @@ class ServerRejects(Exception):
     """The error the server would print before exiting: it would not have started."""
 
 
-@dataclass(frozen=True)
-class FlagValue:
+class FlagValue(NamedTuple):
     dest: str
     value: Any
     spelling: str | None  # the option as typed, e.g. "--tp" (None: not given)
@@ -37,8 +35,7 @@ class FlagValue:
         return self.origin != "default"
 
 
-@dataclass(frozen=True)
-class ParsedCommandLine:
+class ParsedCommandLine(NamedTuple):
     catalog: Catalog
     values: dict[str, FlagValue]  # every destination of the catalog
     error: str | None = None

@@ -13,7 +13,6 @@ dotted options (`--speculative-config.method eagle3`) are gathered into one JSON
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -68,7 +67,7 @@ def parse(
     if parsed.error is not None:
         # argparse quotes what it refuses (`unrecognized arguments: --hf-token VALUE`).
         error = redact_text(parsed.error, [*argv, *(t for t, _ in tokens)])
-        return dataclasses.replace(parsed, error=error)
+        return parsed._replace(error=error)
     return parsed
 
 

@@ -8,8 +8,8 @@ Console scripts run through their interpreter, so the kernel shows `python .../b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import NamedTuple
 
 from envguard.knowledge.servers import ServerKind
 
@@ -28,8 +28,7 @@ _SUBCOMMAND_MODULES: dict[str, ServerKind] = {
 _SCRIPTS: dict[str, ServerKind] = {"sglang": "sglang", "vllm": "vllm"}
 
 
-@dataclass(frozen=True)
-class LaunchCommand:
+class LaunchCommand(NamedTuple):
     server: ServerKind
     args: tuple[str, ...]  # what the server's argument parser gets
     subcommand: bool  # `vllm serve` (its argv preprocessing differs from api_server's)

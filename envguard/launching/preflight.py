@@ -3,7 +3,6 @@ the way its profile says (flags, values that cannot be met, NCCL config files, p
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -84,7 +83,7 @@ def preflight(
     )
     proc = observe_process(snap, root, files)
     findings += [
-        dataclasses.replace(f, pid=None)
+        f._replace(pid=None)
         for f in evaluate(profile, Observation(0, (proc,), ()))
         if f.subject not in {name for name, _ in built.unmet}
     ]

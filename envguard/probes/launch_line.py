@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from envguard.files import read_regular
 from envguard.flags.recognise import LaunchCommand, recognise
@@ -21,8 +19,7 @@ if TYPE_CHECKING:  # the catalog, argparse and site lookups load only for a serv
 ServerInfoState = Literal["reachable", "unreachable", "not tried"]
 
 
-@dataclass(frozen=True)
-class LaunchObservation:
+class LaunchObservation(NamedTuple):
     pid: int | None  # None: a command not started yet (envguard launch's preflight)
     launch: LaunchCommand | None
     catalog: Catalog | None = None
@@ -98,4 +95,4 @@ def observe_launch(
 
     info = info_probe.fetch(host, port)
     state: ServerInfoState = "reachable" if info is not None else "unreachable"
-    return dataclasses.replace(observed, server_info=info, server_info_state=state)
+    return observed._replace(server_info=info, server_info_state=state)

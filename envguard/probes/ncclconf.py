@@ -12,9 +12,10 @@ Facts (docs/nccl.md, "How NCCL reads its settings"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from types import MappingProxyType
+from typing import Literal, NamedTuple
 
 from envguard.files import read_regular
 from envguard.knowledge.redaction import quoted
@@ -24,13 +25,12 @@ FileState = Literal["read", "absent", "denied", "unreadable"]
 ETC_NCCL_CONF = "/etc/nccl.conf"
 
 
-@dataclass(frozen=True)
-class ConfigFile:
+class ConfigFile(NamedTuple):
     """One NCCL config file as NCCL would read it for one process."""
 
     path: str  # as the process names it
     state: FileState
-    values: dict[str, str] = field(default_factory=dict)
+    values: Mapping[str, str] = MappingProxyType({})  # a shared default: never mutable
     # How NCCL reads lines differently from how they look: (key, explanation).
     problems: tuple[tuple[str, str], ...] = ()
 

@@ -9,14 +9,13 @@ from (/proc/PID/maps: torch's libraries are mapped by every real server).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from envguard.files import read_regular
 
 
-@dataclass(frozen=True)
-class InstalledVersion:
+class InstalledVersion(NamedTuple):
     version: str
     where: str  # the metadata file it was read from, as the process names it
 

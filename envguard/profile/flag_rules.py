@@ -4,8 +4,7 @@ values typed the way the server types them."""
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from envguard.flags.catalog import Catalog, Option, choose_version, load
 from envguard.flags.converters import as_text, converter
@@ -16,8 +15,7 @@ class FlagSpecError(ValueError):
     """A profile flag that this catalog cannot accept."""
 
 
-@dataclass(frozen=True)
-class Expectation:
+class Expectation(NamedTuple):
     option: Option
     key: str  # as the profile wrote it
     value: Any = None  # the typed value expected (when not a rule)

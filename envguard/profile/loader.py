@@ -7,9 +7,8 @@ All problems of a file are collected before raising, so one run shows them all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from envguard.errors import ProfileError
 from envguard.files import read_regular
@@ -20,8 +19,7 @@ MAX_EXTENDS_DEPTH = 32  # far beyond base -> family -> model; keeps recursion bo
 FORMAT_HINT = "see `envguard profile schema` and the README section 'Profiles'"
 
 
-@dataclass(frozen=True)
-class LoadedProfile:
+class LoadedProfile(NamedTuple):
     """A validated profile with `extends` resolved, and the files it came from."""
 
     profile: Profile
@@ -235,8 +233,7 @@ def _merge(
     return merged
 
 
-@dataclass(frozen=True)
-class ValidationResult:
+class ValidationResult(NamedTuple):
     path: str
     label: str | None  # name@version when valid
     problems: tuple[str, ...]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +44,7 @@ def check_dict(report: CheckReport) -> dict[str, Any]:
             }
             for p in report.processes
         ],
-        "findings": [dataclasses.asdict(f) for f in report.findings],
+        "findings": [f._asdict() for f in report.findings],
         "launches": [launch_dict(launch) for launch in report.launches],
         "gpus": {"skipped": report.gpu_skipped, "servers": [gpus_dict(g) for g in report.gpus]},
         "nccl_log": nccl_log_dict(report.nccl_log) if report.nccl_log else None,
