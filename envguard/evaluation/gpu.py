@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterator
 
@@ -23,7 +22,7 @@ SOURCE = NVML
 
 def facts_needed(spec: GpuSection) -> frozenset[str]:
     """The fact groups (probes.gpu) that checking `spec` reads; name and UUID always."""
-    given = {key for key, value in dataclasses.asdict(spec).items() if value not in (None, ())}
+    given = {key for key, value in spec._asdict().items() if value not in (None, ())}
     return facts_for(given)
 
 

@@ -4,11 +4,10 @@ secret-looking variables and secret options are never shown."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Literal, NamedTuple
 
 from envguard.knowledge.redaction import REDACTED, is_secret_option, looks_secret, redact_nested
-from envguard.profile.schema import Profile
+from envguard.profile.schema import Profile, to_data
 
 ChangeKind = Literal["added", "removed", "changed"]
 MISSING = "<absent>"
@@ -48,7 +47,7 @@ def profile_changes(before: Profile, after: Profile) -> list[ProfileChange]:
 
 
 def _data(profile: Profile) -> dict[str, Any]:
-    data: dict[str, Any] = _without_none(dataclasses.asdict(profile))
+    data: dict[str, Any] = _without_none(to_data(profile))
     for key in _NOT_COMPARED:
         data.pop(key, None)
     return data

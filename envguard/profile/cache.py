@@ -14,7 +14,6 @@ is best-effort: a read-only home only costs speed.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import stat
@@ -152,8 +151,7 @@ def _schema_stamp() -> list[int] | None:
 
 
 def profile_to_data(profile: Profile) -> dict[str, Any]:
-
-    return dataclasses.asdict(profile)
+    return dict(schema.to_data(profile))
 
 
 def profile_from_data(data: dict[str, Any]) -> Profile:

@@ -1,28 +1,121 @@
 """Schema validation with pydantic, and its errors turned into key paths people can act on.
 
 Imported only when a profile is validated (not on a cache hit): pydantic costs ~75 ms.
+
+The schema's classes are NamedTuples (cheap on check's path, profile/schema.py), and pydantic
+reads a NamedTuple as an array. So each gets a mirror here: a dataclass of the same name,
+fields, defaults and docstrings, which pydantic validates as a table (extra keys forbidden,
+errors located by key) and exports as an object schema. A validated mirror becomes the
+NamedTuple again (`_unmirror`).
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
 import functools
+import inspect
+import itertools
 import types
 import typing
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated, Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from envguard.knowledge.redaction import quoted
-from envguard.profile import semantics
+from envguard.profile import schema, semantics
 from envguard.profile.schema import Profile, ValueRule, bind_constraints
+
+_STRICT = ConfigDict(extra="forbid", strict=False)
 
 
 @functools.cache
-def _adapter() -> TypeAdapter[Profile]:
+def _adapter() -> TypeAdapter[Any]:
+    return TypeAdapter(_mirror(Profile))
+
+
+@functools.cache
+def _mirror(cls: type) -> type:
+    """The pydantic-facing dataclass of one schema NamedTuple (built once, on first use)."""
     bind_constraints()
-    return TypeAdapter(Profile)
+    hints = typing.get_type_hints(cls, include_extras=True)
+    docs = _attribute_docs(cls)
+    fields: list[tuple[str, Any, Any]] = []
+    for name in cls._fields:  # type: ignore[attr-defined]
+        hint = _mirrored(hints[name])
+        if name in docs:
+            hint = Annotated[hint, Field(description=docs[name])]
+        if name not in cls._field_defaults:  # type: ignore[attr-defined]
+            fields.append((name, hint, dataclasses.field()))
+            continue
+        default = cls._field_defaults[name]  # type: ignore[attr-defined]
+        if isinstance(default, Mapping | tuple) and default:
+            # A table's default (an empty section, NO_ENTRIES) is built, not shown, as
+            # the dataclasses this replaces did with default_factory.
+            fields.append(
+                (name, hint, dataclasses.field(default_factory=functools.partial(_same, default)))
+            )
+        elif isinstance(default, Mapping):
+            fields.append((name, hint, dataclasses.field(default_factory=dict)))
+        else:
+            fields.append((name, hint, dataclasses.field(default=default)))
+    return dataclasses.make_dataclass(
+        cls.__name__,
+        fields,
+        namespace={"__doc__": cls.__doc__, "__pydantic_config__": _STRICT},
+        frozen=True,
+        kw_only=True,
+    )
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _mirrored(hint: Any) -> Any:
+    """`hint` with every schema NamedTuple in it replaced by its mirror."""
+    if isinstance(hint, type) and hint.__module__ == schema.__name__ and hasattr(hint, "_fields"):
+        return _mirror(hint)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if not args or origin is typing.Literal:
+        return hint
+    if origin is Annotated:
+        return Annotated[(_mirrored(args[0]), *hint.__metadata__)]
+    mirrored = tuple(_mirrored(arg) for arg in args)
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[mirrored]  # noqa: UP007 - built from a tuple of types
+    if origin is Mapping:
+        origin = dict  # pydantic builds a dict for a Mapping anyway
+    return origin[mirrored]
+
+
+def _attribute_docs(cls: type) -> dict[str, str]:
+    """Each field's docstring (the string right after it), as pydantic's
+    use_attribute_docstrings reads a dataclass's."""
+    tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(cls)))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    docs = {}
+    for field, after in itertools.pairwise(body):
+        is_doc = isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+        if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and is_doc:
+            docs[field.target.id] = inspect.cleandoc(after.value.value)
+    return docs
+
+
+def _unmirror(value: Any) -> Any:
+    """A validated mirror as the schema's NamedTuple, all the way down."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        original = getattr(schema, type(value).__name__)
+        return original(
+            **{f.name: _unmirror(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        )
+    if isinstance(value, dict):
+        return {key: _unmirror(item) for key, item in value.items()}
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_unmirror(item) for item in value)
+    return value
 
 
 def json_schema() -> dict[str, Any]:
@@ -34,7 +127,8 @@ def json_schema() -> dict[str, Any]:
 
 
 def to_profile(raw: dict[str, Any]) -> Profile:
-    return _adapter().validate_python(raw)
+    profile: Profile = _unmirror(_adapter().validate_python(raw))
+    return profile
 
 
 def problems(raw: dict[str, Any]) -> list[str]:
@@ -142,8 +236,7 @@ def _format_path(path: list[str | int]) -> str:
 
 def _fields_at(path: list[str | int]) -> list[str]:
     """The keys allowed at `path`, walking the schema's types."""
-    bind_constraints()
-    current: Any = Profile
+    current: Any = _mirror(Profile)
     for part in path:
         current = _step(current, part)
         if current is None:

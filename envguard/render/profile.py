@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import TYPE_CHECKING, Any
 
 import tomli_w
+
+from envguard.profile.schema import to_data
 
 if TYPE_CHECKING:
     from envguard.evaluation.profile_diff import ProfileChange
@@ -15,11 +16,10 @@ if TYPE_CHECKING:
 
 def resolved_toml(path: str) -> str:
     """The profile with `extends` merged, as TOML, with the files it came from."""
-
     from envguard.profile.loader import load_profile
 
     loaded = load_profile(path, use_cache=False)
-    data = without_defaults(dataclasses.asdict(loaded.profile))
+    data = without_defaults(to_data(loaded.profile))
     data.pop("extends", None)
     header = "".join(f"# from {name}\n" for name in loaded.chain)
     return header + f"# digest sha256:{loaded.digest}\n" + tomli_w.dumps(data)

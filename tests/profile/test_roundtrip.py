@@ -9,7 +9,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from envguard.profile.loader import load_profile
-from envguard.profile.schema import SCHEMA_VERSION, EnvSection, Profile, ServerSection, ValueRule
+from envguard.profile.schema import (
+    SCHEMA_VERSION,
+    EnvSection,
+    GpuSection,
+    Profile,
+    ServerSection,
+    ValueRule,
+    to_data,
+)
 from envguard.render.profile import resolved_toml, without_defaults
 
 names = st.from_regex(r"\A(SGLANG|VLLM|MY)_[A-Z][A-Z0-9_]{0,12}\Z")
@@ -28,7 +36,10 @@ profiles = st.builds(
     name=st.from_regex(r"\A[a-z0-9][a-z0-9._-]{0,20}\Z"),
     version=st.integers(1, 10_000),
     description=values,
-    server=st.builds(ServerSection, kind=st.sampled_from(["sglang", "vllm", "generic"])),
+    # Every other key keeps its default (builds would fill a NamedTuple's defaulted fields).
+    extends=st.just(()),
+    gpu=st.just(GpuSection()),
+    server=st.sampled_from(["sglang", "vllm", "generic"]).map(lambda k: ServerSection(kind=k)),
     env=st.builds(
         EnvSection,
         required=required,
@@ -44,12 +55,10 @@ profiles = st.builds(
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(profiles)
 def test_resolved_toml_loads_back_to_the_same_profile(tmp_path: Path, profile: Profile) -> None:
-    import dataclasses
-
     import tomli_w
 
     source = tmp_path / "in.toml"
-    data = dataclasses.asdict(profile)
+    data = to_data(profile)
     source.write_text(tomli_w.dumps(without_defaults(data)))
     again = tmp_path / "out.toml"
     again.write_text(resolved_toml(str(source)))
