@@ -1,6 +1,7 @@
 """Imports run one way: commands -> engines -> render -> evaluation -> probes -> profile ->
-flags | knowledge -> errors. Every import counts: at module top, inside a function, and
-under `if TYPE_CHECKING:` (a type from a higher layer is a dependency all the same)."""
+flags | knowledge -> errors | files | cachedir. Every import counts: at module top, inside a
+function, and under `if TYPE_CHECKING:` (a type from a higher layer is a dependency all the
+same)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"probes"},
     {"profile"},
     {"flags", "knowledge"},
-    {"errors", "files", "__init__"},
+    {"errors", "files", "cachedir", "__init__"},
 ]
 
 

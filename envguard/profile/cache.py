@@ -6,22 +6,19 @@ envguard version and the schema module (files are compared by size, inode, mtime
 as git's index does: no hashing on the hot path).
 
 Entries are JSON, which is data and never code: a planted entry can at worst describe a
-profile, and even that only if it is the user's own file that nobody else can write (an
-entry owned by another user, writable by group or others, or a symlink is ignored). The
-directory is created 0700 and entries 0600: an entry holds what the profile holds. Writing
-is best-effort: a read-only home only costs speed.
+profile, and even that only if it is the user's own file that nobody else can write
+(envguard/cachedir.py). An entry holds what the profile holds.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import stat
 import zlib
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from envguard import __version__
+from envguard.cachedir import cache_dir, file_stamp, read_entry, write_entry
 from envguard.profile import schema
 from envguard.profile.schema import (
     EnvSection,
@@ -43,18 +40,8 @@ class Cached(NamedTuple):
     digest: str
 
 
-def cache_dir() -> Path | None:
-    if os.environ.get("ENVGUARD_NO_CACHE"):
-        return None
-    explicit = os.environ.get("ENVGUARD_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "envguard" / "profiles"
-
-
 def _entry(path: Path) -> Path | None:
-    directory = cache_dir()
+    directory = cache_dir("profiles")
     if directory is None:
         return None
     try:
@@ -65,41 +52,12 @@ def _entry(path: Path) -> Path | None:
     return directory / f"{key}.json"
 
 
-def _file_stamp(path: str) -> list[int] | None:
-    """What tells a changed file without reading it: size, inode, mtime and ctime in ns
-    (as git's index does). ctime cannot be set back by `touch`, so an edit always shows."""
-    try:
-        st = Path(path).stat()
-    except OSError:
-        return None
-    return [st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns]
-
-
-def _read_own(entry: Path) -> bytes | None:
-    """The entry's bytes, if it is a regular file of this user that only this user can
-    write; None otherwise (never follows a symlink, never blocks on a FIFO)."""
-    try:
-        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(fd)
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_uid != os.geteuid()
-            or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-            or st.st_size > MAX_ENTRY
-        ):
-            return None
-        return handle.read(MAX_ENTRY + 1)
-
-
 def get(path: Path) -> Cached | None:
     """The cached profile for `path`, or None on any miss or anything odd."""
     entry = _entry(path)
     if entry is None:
         return None
-    data = _read_own(entry)
+    data = read_entry(entry, MAX_ENTRY)
     if data is None:
         return None
     try:
@@ -109,7 +67,7 @@ def get(path: Path) -> Cached | None:
         files = document["files"]
         if not files or files[-1][0] != str(path.resolve()):
             return None  # another profile whose key collided
-        if any(_file_stamp(name) != stamp for name, stamp in files):
+        if any(file_stamp(name) != stamp for name, stamp in files):
             return None
         return Cached(
             profile_from_data(document["profile"]),
@@ -127,24 +85,16 @@ def put(path: Path, cached: Cached) -> None:
     document = {
         "envguard": __version__,
         "schema": _schema_stamp(),
-        "files": [[str(Path(name).resolve()), _file_stamp(name)] for name in cached.chain],
+        "files": [[str(Path(name).resolve()), file_stamp(name)] for name in cached.chain],
         "chain": list(cached.chain),
         "digest": cached.digest,
         "profile": profile_to_data(cached.profile),
     }
-    try:
-        entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(document, handle)
-        temporary.replace(entry)
-    except OSError:
-        pass
+    write_entry(entry, json.dumps(document))
 
 
 def _schema_stamp() -> list[int] | None:
-    return _file_stamp(schema.__file__)
+    return file_stamp(schema.__file__)
 
 
 # --- a validated Profile as JSON data and back, without pydantic --------------------------

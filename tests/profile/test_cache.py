@@ -31,7 +31,11 @@ class Planted:
 
 def entry_for(profile: Path) -> Path:
     load_profile(profile)  # fills the cache
-    [entry] = [p for p in Path(os.environ["ENVGUARD_CACHE_DIR"]).iterdir() if p.suffix == ".json"]
+    [entry] = [
+        p
+        for p in Path(os.environ["ENVGUARD_CACHE_DIR"], "profiles").iterdir()
+        if p.suffix == ".json"
+    ]
     return entry
 
 
@@ -52,7 +56,7 @@ def test_a_planted_pickle_never_runs(write_profile: Callable[..., Path], tmp_pat
     profile = write_profile(PROFILE)
     cache_dir = tmp_path / "c"
     assert loads_without_validation(profile, cache_dir, tmp_path) == "c@1 True\n"
-    for entry in cache_dir.iterdir():
+    for entry in (cache_dir / "profiles").iterdir():
         entry.write_bytes(pickle.dumps(Planted()))
         entry.with_suffix(".pickle").write_bytes(pickle.dumps(Planted()))
     assert loads_without_validation(profile, cache_dir, tmp_path) == "c@1 True\n"

@@ -84,11 +84,11 @@ def test_cache_skips_validation_until_a_file_of_the_chain_changes(
 
 
 def test_a_corrupt_cache_entry_is_a_miss(write_profile: Callable[..., Path]) -> None:
-    from envguard.profile import cache
+    from envguard.cachedir import cache_dir
 
     leaf = write_profile(HEAD.format(name="l", version=1))
     load_profile(leaf)
-    directory = cache.cache_dir()
+    directory = cache_dir("profiles")
     assert directory is not None
     for entry in directory.iterdir():
         entry.write_bytes(b"not JSON")
