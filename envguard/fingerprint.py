@@ -33,7 +33,7 @@ from envguard.knowledge.tuning import in_tuning_namespace
 
 if TYPE_CHECKING:
     from envguard.evaluation.report import CheckReport
-    from envguard.flags.parser import ParsedCommandLine
+    from envguard.flags.parsed import ParsedCommandLine
     from envguard.probes.gpu import GpuObservation
 
 NOT_SETUP_FLAGS = frozenset({"host", "port"})

@@ -11,7 +11,7 @@ from envguard.checking import check
 from envguard.evaluation.results import setup_differences
 from envguard.fingerprint import NOT_SETUP_FLAGS, fingerprint, observed_setup, setup_flags
 from envguard.flags.catalog import Catalog, available, load
-from envguard.flags.parser import FlagValue, ParsedCommandLine
+from envguard.flags.parsed import FlagValue, ParsedCommandLine
 from envguard.knowledge.redaction import REDACTED, is_secret_option
 from envguard.probes.target import Target
 from tests.conftest import PROFILES, TUNED, StandIn

@@ -7,7 +7,7 @@ from typing import Any
 
 from envguard.evaluation.findings import Draft, Finding, placed
 from envguard.flags.converters import as_text
-from envguard.flags.parser import FlagValue
+from envguard.flags.parsed import FlagValue
 from envguard.knowledge.redaction import REDACTED, is_secret_option, redact_value
 from envguard.probes.launch_line import LaunchObservation
 from envguard.profile.flag_rules import Expectation, FlagSpecError, expectation, resolve

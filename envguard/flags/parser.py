@@ -11,43 +11,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Literal, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
 from envguard.flags.catalog import Catalog, Option
 from envguard.flags.converters import converter
-
-Origin = Literal["cmdline", "config", "default"]
+from envguard.flags.parsed import FlagValue, Origin, ParsedCommandLine
 
 
 class ServerRejects(Exception):
     """The error the server would print before exiting: it would not have started."""
-
-
-class FlagValue(NamedTuple):
-    dest: str
-    value: Any
-    spelling: str | None  # the option as typed, e.g. "--tp" (None: not given)
-    origin: Origin
-    option: str | None = None  # the option it resolved to, e.g. "--tp-size"
-
-    @property
-    def given(self) -> bool:
-        return self.origin != "default"
-
-
-class ParsedCommandLine(NamedTuple):
-    catalog: Catalog
-    values: dict[str, FlagValue]  # every destination of the catalog
-    error: str | None = None
-    notes: tuple[str, ...] = ()  # things the server silently does with this command line
-    config_file: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def non_default(self) -> dict[str, FlagValue]:
-        return {d: v for d, v in self.values.items() if v.given}
 
 
 class _Negatable(argparse.Action):

@@ -21,7 +21,8 @@ from typing import Any
 
 from envguard.files import read_regular
 from envguard.flags.catalog import Catalog
-from envguard.flags.parser import Origin, ParsedCommandLine, ServerRejects, parse_tokens
+from envguard.flags.parsed import Origin, ParsedCommandLine
+from envguard.flags.parser import ServerRejects, parse_tokens
 from envguard.knowledge.redaction import redact_text
 
 # Reads a file as the server process would see it (its root and cwd); raises OSError.

@@ -13,7 +13,7 @@ from envguard.probes.process import ProcessSnapshot
 
 if TYPE_CHECKING:  # the catalog, argparse and site lookups load only for a server launch
     from envguard.flags.catalog import Catalog
-    from envguard.flags.parser import ParsedCommandLine
+    from envguard.flags.parsed import ParsedCommandLine
     from envguard.probes.server_version import InstalledVersion
 
 ServerInfoState = Literal["reachable", "unreachable", "not tried"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envguard.flags.parser import ParsedCommandLine
+from envguard.flags.parsed import ParsedCommandLine
 
 
 def args_dict(parsed: ParsedCommandLine, *, every: bool) -> dict[str, Any]:
