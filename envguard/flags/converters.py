@@ -9,11 +9,9 @@ A converter envguard does not know leaves the text as it is.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any
 
 Converter = Callable[[str], Any]
@@ -25,6 +23,9 @@ def sglang_human_readable_int(value: str) -> int:
     value = value.strip()
     match = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)", value)
     if match:
+        import argparse  # here: a check of a cached launch line converts no suffixed value
+        from decimal import Decimal
+
         number, suffix = match.groups()
         iec = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
         if suffix in iec:
@@ -54,6 +55,8 @@ def vllm_human_readable_int(value: str) -> int:
         try:
             return int(number) * {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}[suffix]
         except ValueError as exc:
+            import argparse
+
             raise argparse.ArgumentTypeError(
                 f"Decimals are not allowed with binary suffixes like {suffix}. Did you mean "
                 f"to use {number}{suffix.lower()} instead?"
@@ -85,6 +88,8 @@ def _parse(inner: Converter, described: str) -> Converter:
         try:
             return inner(value)
         except ValueError as exc:
+            import argparse
+
             raise argparse.ArgumentTypeError(
                 f"Value {value} cannot be converted to {described}."
             ) from exc

@@ -6,7 +6,6 @@ its environment-variable docs, one run on an H200 with NCCL 2.28.9). Do not gues
 
 from __future__ import annotations
 
-import difflib
 from typing import Literal, NamedTuple
 
 VarKind = Literal["int", "bool", "level", "list", "enum", "string"]
@@ -318,6 +317,8 @@ def suggest(name: str) -> str | None:
         return None
     if name in RENAMED:
         return RENAMED[name]
+
+    import difflib  # ~1.5 ms: only for a name NCCL does not read
 
     close = difflib.get_close_matches(name, sorted(KNOWN_NAMES), n=1, cutoff=0.85)
     return close[0] if close else None
