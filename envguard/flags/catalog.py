@@ -109,8 +109,12 @@ def _first_by_dest(options: tuple[Option, ...]) -> dict[str, Option]:
     return found
 
 
+def path_of(server: str, version: str) -> Path:
+    return CATALOGS / f"{server}-{version}.json"
+
+
 def load(server: str, version: str) -> Catalog:
-    path = CATALOGS / f"{server}-{version}.json"
+    path = path_of(server, version)
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:

@@ -47,7 +47,7 @@ def read_launch_line(
     if launch is None:
         return LaunchObservation(pid, None)
     from envguard.flags.catalog import choose_version, load
-    from envguard.flags.preprocess import parse
+    from envguard.flags.parse_cache import parse
     from envguard.probes.server_version import installed_version
 
     installed = installed_version(launch.server, pid, root, launch.interpreter, cwd, environ)

@@ -235,3 +235,36 @@ def test_not_a_server_launch_is_unverifiable(
             f"/proc/{server.pid}/cmdline",
         ),
     ]
+
+
+CRON_LINE_PROBE = """
+import sys
+from envguard.commands.check_argv import main
+code = main(["-p", {profile!r}, "--port", "{port}", "-q"])
+heavy = ("click", "pydantic", "dataclasses", "inspect", "argparse", "yaml", "tomllib")
+print(code, [m for m in heavy if m in sys.modules])
+"""
+
+
+def test_the_cron_line_answers_from_its_caches(
+    fake_sglang: Callable[..., StandIn], write_profile: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The README's cron line, run twice: the second run reads the profile and the launch
+    line from the caches, and imports none of the heavy machinery (docs/speed.md)."""
+    import subprocess
+    import sys
+
+    port = free_port()
+    fake_sglang(
+        *SEED_ARGS, "--tp-size", "8", "--mem-fraction-static", "0.88", "--port", str(port),
+        env={"SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN": "1", "STANDIN_HTTP": "1"},
+    )  # fmt: skip
+    probe = CRON_LINE_PROBE.format(profile=str(seed_on(port, write_profile)), port=port)
+    env = {"PATH": "/usr/bin:/bin", "ENVGUARD_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [
+        subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+        for _ in range(2)
+    ]
+    first = "0 ['pydantic', 'dataclasses', 'inspect', 'argparse', 'tomllib']"  # both caches empty
+    assert runs[0].stdout.splitlines()[-1] == first, runs[0].stdout + runs[0].stderr
+    assert runs[1].stdout.splitlines()[-1] == "0 []", runs[1].stdout + runs[1].stderr
