@@ -20,7 +20,12 @@ def main() -> None:
 
             code = check_main(sys.argv[2:])
             if code is not None:
-                sys.exit(code)
+                _flush_or_drop()
+                # The answer is out, so skip the interpreter's teardown: freeing every
+                # module and object is ~10 ms of the cron line's ~95 here. A check leaves
+                # nothing to finish: no file open for writing, no atexit handler, and
+                # NVML's reader already reaped (checking.GpuCheck.close).
+                os._exit(code)
         from envguard.cli import cli
 
         cli(prog_name="envguard")
