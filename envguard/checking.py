@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from envguard.evaluation.findings import Finding
 from envguard.evaluation.report import CheckReport
 from envguard.probes.observe import ProcessObservation, visible_devices
-from envguard.probes.process import children_map, namespace_pid
+from envguard.probes.process import children_map, namespace_pid, parents
 from envguard.probes.target import Target, resolve
 from envguard.profile.loader import LoadedProfile, load_profile
 
@@ -52,13 +52,14 @@ def check(
     try:
         server = loaded.profile.server
         checks_flags = server.kind != "generic" and bool(server.flags or server.forbidden_flags)
-        pids = resolve(target, every_match=every_match)
+        # One pass over /proc finds the server (--port, --match) and serves every tree.
+        table = parents()
+        pids = resolve(target, every_match=every_match, table=table)
+        children = children_map(table)
         processes: list[ProcessObservation] = []
         findings: list[Finding] = []
         launches: list[LaunchObservation] = []
         zombies: list[int] = []
-        # Many servers (--all): one scan of /proc serves every tree.
-        children = children_map() if len(pids) > 1 else None
         visible: list[str | None] = []
         for pid in pids:
             observation = observe(pid, config_root=config_root, children=children)

@@ -47,14 +47,18 @@ def compile_match(pattern: str) -> re.Pattern[str]:
         ) from None
 
 
-def resolve(target: Target, *, every_match: bool = False) -> list[int]:
-    """The pid(s) of the server's top process. More than one only with `every_match`."""
+def resolve(
+    target: Target, *, every_match: bool = False, table: dict[int, int] | None = None
+) -> list[int]:
+    """The pid(s) of the server's top process. More than one only with `every_match`.
+    `table`: pid -> ppid of every process (process.parents), when the caller has read it
+    already for the trees it will read next: one pass over /proc then serves both."""
     if target.pid is not None:
         return [target.pid]
     if target.port is not None:
-        return _by_port(target.port, every_match)
+        return _by_port(target.port, every_match, table or parents())
     assert target.match is not None
-    return _by_match(target.match, every_match)
+    return _by_match(target.match, every_match, table or parents())
 
 
 def _topmost(pids: set[int], parent: dict[int, int]) -> list[int]:
@@ -79,14 +83,13 @@ def listener_within(port: int, pid: int) -> bool:
     return bool(holders)
 
 
-def _by_port(port: int, every_match: bool) -> list[int]:
+def _by_port(port: int, every_match: bool, parent: dict[int, int]) -> list[int]:
     inodes = listening_inodes(port)
     if not inodes:
         raise TargetError(
             f"nothing is listening on TCP port {port}",
             hint="is the server up? (`ss -ltnp`), or use --pid / --match",
         )
-    parent = parents()
     holders, denied = socket_holders(inodes, sorted(parent))
     if not holders:
         raise AccessDenied(
@@ -104,10 +107,9 @@ def _by_port(port: int, every_match: bool) -> list[int]:
     return tops
 
 
-def _by_match(pattern: str, every_match: bool) -> list[int]:
+def _by_match(pattern: str, every_match: bool, parent: dict[int, int]) -> list[int]:
     regex = compile_match(pattern)
     own = _own_lineage()
-    parent = parents()
     matched: dict[int, list[str]] = {}
     for pid in parent:
         if pid in own:
