@@ -3,25 +3,26 @@ not parsed again.
 
 A parse rebuilds the server's own parser from its catalog (532 options for SGLang 0.5.23):
 ~10 ms, and ~5 ms more to import argparse and what it imports, on every `envguard check`
-from cron, for a launch line that has not changed since the server started. An entry's name
-is a SHA-256 over everything the parse depends on: the command line, the catalog (server,
-version, and its file's stamp), envguard's version and the stamps of its parsing modules. A
---config file the parse read is read again, as the server would read it now, and compared
-by digest before the entry is used.
+from cron, for a launch line that has not changed since the server started. An entry holds
+everything the parse depended on, and is used only if all of it is the same now: envguard's
+version and the stamps of its parsing modules, the catalog (server, version, its file's
+stamp), the command line, and each --config file the parse read (read again, as the server
+would read it now, and compared by SHA-256).
 
 An entry holds no secret. The value of a secret option (`--api-key`) or a value that looks
-secret (a string, or each string of a list) is stored as the position of the argument it
-came from, and taken from the command line again on use; a parse with a secret anywhere
-else (in a --config file, inside a JSON value) is not cached.
-Only parses the server accepts are cached, and only when every value comes back from JSON
-exactly as it went in (no tuples, no NaN).
+secret (a string, or each string of a list) is stored as its place on the command line,
+and the command line itself with those places redacted; on use, the values are taken from
+the command line again, after a SHA-256 of them matched. A parse is not cached where a
+secret is anywhere else (in a --config file, inside a JSON value, changed by a converter),
+nor where the server refuses the line, nor where a value would not come back from JSON as
+it went in (a tuple, NaN).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,18 +31,20 @@ from envguard.cachedir import cache_dir, file_stamp, prune, read_entry, write_en
 from envguard.files import read_regular
 from envguard.flags.catalog import Catalog, path_of
 from envguard.flags.parsed import FlagValue, ParsedCommandLine
-from envguard.knowledge.redaction import is_secret_option, redact_value
+from envguard.knowledge.redaction import REDACTED, is_secret_option, redact_argv, redact_value
 
 if TYPE_CHECKING:
     from envguard.flags.preprocess import FileReader
 
-FORMAT = 1  # of an entry; bump when its layout changes
+FORMAT = 2  # of an entry; bump when its layout changes
 KEEP = 64  # entries kept: one per server command line checked lately
 MAX_ENTRY = 1 << 20  # an entry is ~40 KB (every destination of the catalog)
 HERE = Path(__file__).resolve().parent
 # What a parse depends on besides its inputs: a changed one (a development checkout)
 # must not be answered from an entry written by the old code.
 PARSING_CODE = ("parser.py", "preprocess.py", "converters.py", "catalog.py", "parse_cache.py")
+
+Place = tuple[int, int]  # a secret's argument on the command line, and its offset in it
 
 
 def parse(
@@ -54,10 +57,13 @@ def parse(
     """flags.preprocess.parse, answered from the cache where the same parse was done."""
     directory = cache_dir("launch-lines")
     reader = read_file or _read_default
-    key = _key(catalog, argv, subcommand) if directory else ""
-    entry = directory / f"{key}.json" if directory else None
-    if entry is not None:
-        cached = _load(entry, key, catalog, argv, reader)
+    setup = _setup(catalog, subcommand)
+    entry = None
+    if directory is not None:
+        # The name only spreads entries out: what an entry holds decides whether it is used.
+        name = zlib.crc32(json.dumps([setup, argv]).encode()).to_bytes(4, "big").hex()
+        entry = directory / f"{name}.json"
+        cached = _load(entry, setup, catalog, argv, reader)
         if cached is not None:
             return cached
     from envguard.flags import preprocess  # argparse and the parser: only on a miss
@@ -71,7 +77,7 @@ def parse(
 
     parsed = preprocess.parse(catalog, argv, recording, subcommand=subcommand)
     if entry is not None:
-        document = _document(key, parsed, argv, read)
+        document = _document(setup, parsed, argv, read)
         if document is not None and write_entry(entry, json.dumps(document)):
             prune(entry.parent, KEEP)
     return parsed
@@ -82,11 +88,13 @@ def _read_default(path: str) -> str:
 
 
 def _digest(text: str) -> str:
+    import hashlib  # ~3 ms: only for a --config file or a secret on the command line
+
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _key(catalog: Catalog, argv: list[str], subcommand: bool) -> str:
-    material = [
+def _setup(catalog: Catalog, subcommand: bool) -> list[Any]:
+    return [
         FORMAT,
         __version__,
         [file_stamp(HERE / name) for name in PARSING_CODE],
@@ -94,20 +102,36 @@ def _key(catalog: Catalog, argv: list[str], subcommand: bool) -> str:
         catalog.version,
         file_stamp(path_of(catalog.server, catalog.version)),
         subcommand,
-        argv,
     ]
-    return _digest(json.dumps(material))
+
+
+def _masked(argv: list[str], places: list[Place]) -> list[str] | None:
+    """argv with each secret place redacted; None if a place is not in it."""
+    masked = list(argv)
+    for index, start in places:
+        if not 0 <= index < len(argv) or len(argv[index]) <= start:
+            return None
+        masked[index] = argv[index][:start] + REDACTED
+    return masked
+
+
+def _secret_text(argv: list[str], places: list[Place]) -> str:
+    return "\0".join(argv[index][start:] for index, start in places)
 
 
 def _load(
-    entry: Path, key: str, catalog: Catalog, argv: list[str], reader: FileReader
+    entry: Path, setup: list[Any], catalog: Catalog, argv: list[str], reader: FileReader
 ) -> ParsedCommandLine | None:
     data = read_entry(entry, MAX_ENTRY)
     if data is None:
         return None
     try:
         document = json.loads(data)
-        if document["key"] != key:
+        secrets = document["secrets"]
+        places = [(index, start) for _, found in secrets.values() for index, start in found]
+        if document["setup"] != setup or document["argv"] != _masked(argv, places):
+            return None
+        if places and _digest(_secret_text(argv, places)) != document["secret_digest"]:
             return None
         for path, digest in document["files"]:
             try:
@@ -121,9 +145,9 @@ def _load(
         }
         if values.keys() != catalog.by_dest.keys():
             return None
-        for dest, (many, places) in document["secrets"].items():
-            found = [argv[index][start:] for index, start in places]
-            values[dest] = values[dest]._replace(value=found if many else found[0])
+        for dest, (many, found) in secrets.items():
+            texts = [argv[index][start:] for index, start in found]
+            values[dest] = values[dest]._replace(value=texts if many else texts[0])
         return ParsedCommandLine(
             catalog, values, None, tuple(document["notes"]), document["config_file"]
         )
@@ -132,14 +156,14 @@ def _load(
 
 
 def _document(
-    key: str, parsed: ParsedCommandLine, argv: list[str], read: list[tuple[str, str]]
+    setup: list[Any], parsed: ParsedCommandLine, argv: list[str], read: list[tuple[str, str]]
 ) -> dict[str, Any] | None:
     """What an entry holds, or None where the parse must not be cached."""
     texts = [*parsed.notes, parsed.config_file or ""]
     if parsed.error is not None or any(redact_value(text) != text for text in texts):
         return None
     values: dict[str, list[Any]] = {}
-    secrets: dict[str, tuple[bool, list[tuple[int, int]]]] = {}
+    secrets: dict[str, tuple[bool, list[Place]]] = {}
     for dest, flag in parsed.values.items():
         value = flag.value
         if not _exact(value):
@@ -147,14 +171,20 @@ def _document(
         if _secret(dest, value):
             # A string, or a list of them (vLLM's --api-key takes several).
             many = isinstance(value, list)
-            places = [_position(item, argv) for item in (value if many else [value])]
-            if not places or None in places:
+            found = [_position(item, argv) for item in (value if many else [value])]
+            if not found or None in found:
                 return None
-            secrets[dest] = (many, [place for place in places if place is not None])
+            secrets[dest] = (many, [place for place in found if place is not None])
             value = None
         values[dest] = [value, flag.spelling, flag.origin, flag.option]
+    places = [place for _, found in secrets.values() for place in found]
+    masked = _masked(argv, places)
+    if masked is None or redact_argv(masked) != masked:
+        return None  # something secret-looking that no value accounts for
     return {
-        "key": key,
+        "setup": setup,
+        "argv": masked,
+        "secret_digest": _digest(_secret_text(argv, places)) if places else None,
         "files": read,
         "values": values,
         "secrets": secrets,

@@ -72,6 +72,24 @@ def test_an_entry_holds_no_secret(
     assert parse_cache.parse(cat, args) == fresh
 
 
+@pytest.mark.parametrize(
+    "other",
+    [
+        ["--model-path", "m", "--api-key", "-not-a-value"],  # only the secret differs
+        ["--model-path", "m", "--api-key", SECRET, "--tp", "2"],
+        ["--model-path", "n", "--api-key", SECRET],
+    ],
+)
+def test_what_an_entry_holds_decides(other: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command line gets the same entry name here: the entry's redacted command line
+    and its digest of the secrets tell them apart (a secret's text can change a parse: a
+    value starting with "-" is an option to argparse)."""
+    monkeypatch.setattr(parse_cache.zlib, "crc32", lambda data: 0)
+    cat = catalog.load("sglang", "0.5.23")
+    parse_cache.parse(cat, ["--model-path", "m", "--api-key", SECRET])
+    assert parse_cache.parse(cat, other) == preprocess.parse(cat, other)
+
+
 def test_a_secret_from_a_config_file_is_not_cached(tmp_path: Path) -> None:
     config = tmp_path / "server.yaml"
     config.write_text(f"model-path: m\napi-key: {SECRET}\n")
@@ -98,7 +116,7 @@ def test_a_changed_config_file_is_read_again(tmp_path: Path) -> None:
     [
         lambda d: b"not JSON",
         lambda d: d[: len(d) // 2],
-        lambda d: json.dumps({**json.loads(d), "key": "0" * 64}).encode(),
+        lambda d: json.dumps({**json.loads(d), "setup": [0]}).encode(),
         lambda d: json.dumps(
             {**json.loads(d), "values": dict(list(json.loads(d)["values"].items())[1:])}
         ).encode(),
@@ -106,7 +124,7 @@ def test_a_changed_config_file_is_read_again(tmp_path: Path) -> None:
             {**json.loads(d), "secrets": {"api_key": [False, [[99, 0]]]}}
         ).encode(),
     ],
-    ids=["garbage", "truncated", "another key", "a destination missing", "a bad secret place"],
+    ids=["garbage", "truncated", "another setup", "a destination missing", "a bad secret place"],
 )
 def test_a_damaged_entry_is_a_miss(damage: Any) -> None:
     cat = catalog.load("sglang", "0.5.23")
@@ -138,16 +156,25 @@ def test_no_cache_writes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_hit_needs_no_argparse() -> None:
     """What the cache is for: the cron line's parse without argparse and its catalog-sized
-    parser (~15 ms here)."""
+    parser (~15 ms here), and without hashlib where no secret or --config file is involved."""
     probe = (
         "import sys; from envguard.flags import catalog, parse_cache; "
         "c = catalog.load('sglang', '0.5.23'); "
         "p = parse_cache.parse(c, ['--model-path', 'm', '--tp', '8']); "
-        "print(p.values['tp_size'].value, 'argparse' in sys.modules)"
+        "print(p.values['tp_size'].value, 'argparse' in sys.modules, 'hashlib' in sys.modules)"
     )
     env = {"PATH": "/usr/bin:/bin", "ENVGUARD_CACHE_DIR": os.environ["ENVGUARD_CACHE_DIR"]}
     runs = [
         subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
         for _ in range(2)
     ]
-    assert [r.stdout for r in runs] == ["8 True\n", "8 False\n"], runs[-1].stderr
+    assert [r.stdout for r in runs] == ["8 True False\n", "8 False False\n"], runs[-1].stderr
+
+
+def test_a_secret_no_value_accounts_for_is_not_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line is checked as well as the values: a secret a converter changed past
+    recognition (here: the value check made blind) still keeps the line out of the cache."""
+    monkeypatch.setattr(parse_cache, "_secret", lambda dest, value: False)
+    cat = catalog.load("sglang", "0.5.23")
+    assert parse_cache.parse(cat, ["--model-path", "m", "--api-key", SECRET]).ok
+    assert entries() == []
