@@ -55,13 +55,14 @@ INPUTS = {"p.toml", "nccl.conf"}  # the test's own files, which hold the secrets
 
 
 def written_files(root: Path) -> list[Path]:
-    """Every file envguard wrote: ledger and its WAL, manifest, pid file, log. (Not the
-    profile cache: a copy of the profile itself, private to its user, 0600 in a 0700
-    directory: tests/profile/test_cache.py.)"""
+    """Every file envguard wrote: ledger and its WAL, manifest, pid file, log, the parse
+    cache's entries. (Not the profile cache: a copy of the profile itself, private to its
+    user, 0600 in a 0700 directory: tests/profile/test_cache.py.)"""
+    profiles = root / ".envguard-cache" / "profiles"
     return [
         p
         for p in root.rglob("*")
-        if p.is_file() and p.name not in INPUTS and ".envguard-cache" not in p.parts
+        if p.is_file() and p.name not in INPUTS and profiles not in p.parents
     ]
 
 
@@ -88,7 +89,9 @@ def test_check_text_and_json(tmp_path: Path, leaky_server: StandIn) -> None:
     assert "--api-key" in text and "--tp-size" in text  # the findings are there
     as_json = run(tmp_path, "check", "-p", "p.toml", "--pid", str(leaky_server.pid), "--json")
     assert '"kind": "mismatch"' in as_json
-    assert_clean(text, as_json)
+    entries = list((tmp_path / ".envguard-cache" / "launch-lines").glob("*.json"))
+    assert len(entries) == 1  # the launch line, parsed once, with --api-key's place redacted
+    assert_clean(text, as_json, *(p.read_bytes() for p in written_files(tmp_path)))
 
 
 def test_capture_writes_no_secret(tmp_path: Path, leaky_server: StandIn) -> None:
