@@ -42,25 +42,13 @@ def _mirror(cls: type) -> type:
     bind_constraints()
     hints = typing.get_type_hints(cls, include_extras=True)
     docs = _attribute_docs(cls)
+    names, defaults = cls._fields, cls._field_defaults  # type: ignore[attr-defined]
     fields: list[tuple[str, Any, Any]] = []
-    for name in cls._fields:  # type: ignore[attr-defined]
+    for name in names:
         hint = _mirrored(hints[name])
         if name in docs:
             hint = Annotated[hint, Field(description=docs[name])]
-        if name not in cls._field_defaults:  # type: ignore[attr-defined]
-            fields.append((name, hint, dataclasses.field()))
-            continue
-        default = cls._field_defaults[name]  # type: ignore[attr-defined]
-        if isinstance(default, Mapping | tuple) and default:
-            # A table's default (an empty section, NO_ENTRIES) is built, not shown, as
-            # the dataclasses this replaces did with default_factory.
-            fields.append(
-                (name, hint, dataclasses.field(default_factory=functools.partial(_same, default)))
-            )
-        elif isinstance(default, Mapping):
-            fields.append((name, hint, dataclasses.field(default_factory=dict)))
-        else:
-            fields.append((name, hint, dataclasses.field(default=default)))
+        fields.append((name, hint, _field(defaults.get(name, dataclasses.MISSING))))
     return dataclasses.make_dataclass(
         cls.__name__,
         fields,
@@ -68,6 +56,15 @@ def _mirror(cls: type) -> type:
         frozen=True,
         kw_only=True,
     )
+
+
+def _field(default: Any) -> Any:
+    """The mirror's field for a NamedTuple default, as the dataclasses of old declared it."""
+    if isinstance(default, Mapping):  # NO_ENTRIES: each profile gets a table of its own
+        return dataclasses.field(default_factory=dict)
+    if hasattr(default, "_fields"):  # an empty section: built, not shown in the JSON Schema
+        return dataclasses.field(default_factory=functools.partial(_same, default))
+    return dataclasses.field(default=default)
 
 
 def _same(value: Any) -> Any:
@@ -94,7 +91,11 @@ def _mirrored(hint: Any) -> Any:
 def _attribute_docs(cls: type) -> dict[str, str]:
     """Each field's docstring (the string right after it), as pydantic's
     use_attribute_docstrings reads a dataclass's."""
-    tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(cls)))
+    try:
+        source = inspect.getsource(cls)
+    except OSError:  # installed without its sources: the schema loses its descriptions only
+        return {}
+    tree = ast.parse(inspect.cleandoc("\n" + source))
     body = tree.body[0].body  # type: ignore[attr-defined]
     docs = {}
     for field, after in itertools.pairwise(body):

@@ -40,3 +40,21 @@ def test_schema_is_json_schema_of_the_format(runner: CliRunner) -> None:
     rule = schema["$defs"]["ValueRule"]
     assert set(rule["properties"]) == {"one_of", "min", "max", "pattern"}
     assert "strtoll" in rule["properties"]["min"]["description"]
+
+
+def test_schema_has_every_table_as_an_object_of_its_keys(runner: CliRunner) -> None:
+    """The schema's classes are NamedTuples (arrays, to pydantic); the schema is made from
+    their mirrors: each is an object of exactly its fields, refusing any other key."""
+    from envguard.profile import schema as classes
+
+    _, out, _ = run_cli(runner, "profile", "schema")
+    schema = json.loads(out)
+    tables = {"Profile": schema, **schema["$defs"]}
+    for name, table in tables.items():
+        cls = getattr(classes, name)
+        assert table["type"] == "object" and table["additionalProperties"] is False
+        assert list(table["properties"]) == list(cls._fields)
+        assert table["description"] == cls.__doc__.strip().replace("\n    ", "\n")
+    gpu = tables["GpuSection"]["properties"]
+    assert gpu["count"]["anyOf"][0] == {"minimum": 0, "type": "integer"}
+    assert "Gen3" in gpu["pcie_gen_min"]["description"]
