@@ -55,17 +55,19 @@ def parse(
     subcommand: bool = True,
 ) -> ParsedCommandLine:
     """flags.preprocess.parse, answered from the cache where the same parse was done."""
-    directory = cache_dir("launch-lines")
+    from_cache = cache_dir("launch-lines")
+    if from_cache is None:
+        from envguard.flags import preprocess
+
+        return preprocess.parse(catalog, argv, read_file, subcommand=subcommand)
     reader = read_file or _read_default
     setup = _setup(catalog, subcommand)
-    entry = None
-    if directory is not None:
-        # The name only spreads entries out: what an entry holds decides whether it is used.
-        name = zlib.crc32(json.dumps([setup, argv]).encode()).to_bytes(4, "big").hex()
-        entry = directory / f"{name}.json"
-        cached = _load(entry, setup, catalog, argv, reader)
-        if cached is not None:
-            return cached
+    # The name only spreads entries out: what an entry holds decides whether it is used.
+    name = zlib.crc32(json.dumps([setup, argv]).encode()).to_bytes(4, "big").hex()
+    entry = from_cache / f"{name}.json"
+    cached = _load(entry, setup, catalog, argv, reader)
+    if cached is not None:
+        return cached
     from envguard.flags import preprocess  # argparse and the parser: only on a miss
 
     read: list[tuple[str, str]] = []
@@ -76,10 +78,9 @@ def parse(
         return text
 
     parsed = preprocess.parse(catalog, argv, recording, subcommand=subcommand)
-    if entry is not None:
-        document = _document(setup, parsed, argv, read)
-        if document is not None and write_entry(entry, json.dumps(document)):
-            prune(entry.parent, KEEP)
+    document = _document(setup, parsed, argv, read)
+    if document is not None and write_entry(entry, json.dumps(document)):
+        prune(from_cache, KEEP)
     return parsed
 
 
