@@ -26,7 +26,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from envguard.knowledge.redaction import quoted
 from envguard.profile import schema, semantics
-from envguard.profile.schema import Profile, ValueRule, bind_constraints
+from envguard.profile.schema import FlagRule, Profile, ValueRule, bind_constraints
 
 _STRICT = ConfigDict(extra="forbid", strict=False)
 
@@ -158,25 +158,39 @@ def _type_problems(raw: dict[str, Any]) -> list[str]:
     ]
 
 
+# What each union of the schema takes, for a value that fits none of its branches.
+SCALARS = "a string, number or boolean"
+_FORMS = {
+    ValueRule.__name__: "a string or a table (one_of, min, max, pattern)",
+    FlagRule.__name__: "a value (string, number or boolean), a list of them, or a table "
+    "(one_of, min, max)",
+}
+
+
 def _describe(exc: ValidationError, raw: dict[str, Any]) -> list[str]:
     """Turn pydantic's errors into `path: message` lines, one per distinct problem."""
     lines: dict[str, str] = {}
-    union_seen: set[str] = set()
     for error in exc.errors():
-        path, tags, value = _clean_location(error["loc"], raw)
-        where = _format_path(path)
+        path, tags, value, union_path = _clean_location(error["loc"], raw)
         if tags:
-            # A value that is neither a string nor a table: pick the branch matching its type.
-            if isinstance(value, dict) == (tags[-1] != ValueRule.__name__):
+            # A union (env values, server flags) tried each branch. A table is meant for the
+            # rule branch: only its errors count. Anything else fits no branch: one line.
+            rule = (
+                FlagRule.__name__ if union_path[:2] == ["server", "flags"] else ValueRule.__name__
+            )
+            if isinstance(value, dict):
+                if tags[0] != rule:
+                    continue
+                if len(tags) > 1:  # inside the rule, a one_of item fits no scalar type
+                    where = _format_path(path)
+                    item = _at(raw, path)
+                    lines[where] = f"{where}: expected {SCALARS}, got {quoted(where, item)}"
+                    continue
+            else:
+                where = _format_path(union_path)
+                lines[where] = f"{where}: expected {_FORMS[rule]}, got {quoted(where, value)}"
                 continue
-            if not isinstance(value, dict):
-                if where not in union_seen:
-                    union_seen.add(where)
-                    lines[where] = (
-                        f"{where}: expected a string or a table "
-                        f"(one_of, min, max, pattern), got {quoted(where, value)}"
-                    )
-                continue
+        where = _format_path(path)
         lines.setdefault(f"{where}|{error['type']}", _message(error, path, where))
     return list(lines.values())
 
@@ -198,16 +212,20 @@ def _message(error: Any, path: list[str | int], where: str) -> str:
     return f"{where}: {error['msg']}"
 
 
-def _clean_location(loc: tuple[str | int, ...], raw: Any) -> tuple[list[str | int], list[str], Any]:
+def _clean_location(
+    loc: tuple[str | int, ...], raw: Any
+) -> tuple[list[str | int], list[str], Any, list[str | int]]:
     """Split pydantic's location into the key path in the file and union branch tags.
 
-    Returns the path, the tags, and the value found where the first tag appeared (the
-    value the union was choosing a branch for), or the value at the end of the path.
+    Returns the path, the tags, the value found where the first tag appeared (the value
+    the union was choosing a branch for) or else the value at the end of the path, and the
+    path of that union.
     """
     path: list[str | int] = []
     tags: list[str] = []
     node = raw
     union_value: Any = None
+    union_path: list[str | int] = []
     for part in loc:
         in_dict = isinstance(node, dict) and part in node
         in_list = isinstance(node, list) and isinstance(part, int) and part < len(node)
@@ -219,13 +237,26 @@ def _clean_location(loc: tuple[str | int, ...], raw: Any) -> tuple[list[str | in
             node = None
         else:
             if not tags:
-                union_value = node
+                union_value, union_path = node, list(path)
             tags.append(str(part))
-    return path, tags, (union_value if tags else node)
+    return path, tags, (union_value if tags else node), union_path
+
+
+def _at(raw: Any, path: list[str | int]) -> Any:
+    """The value at `path` in the parsed file (None where there is none)."""
+    try:
+        for part in path:
+            raw = raw[part]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return raw
 
 
 def _is_tag(part: str | int) -> bool:
-    return isinstance(part, str) and (part[:1].isupper() or part in ("str", "int", "float"))
+    # pydantic names a union's branches by type: ValueRule, str, tuple[union[str,...], ...]
+    return isinstance(part, str) and (
+        part[:1].isupper() or part in ("str", "int", "float", "bool") or "[" in part
+    )
 
 
 def _format_path(path: list[str | int]) -> str:

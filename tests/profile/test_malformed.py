@@ -196,6 +196,10 @@ FLAG_CASES = [
     ("flag-float-for-int", S + "[server.flags]\ntp-size = 8.5\n", "server.flags.tp-size: --tp-size takes an integer, not 8.5"),
     ("forbidden-flag-unknown", S + 'forbidden_flags = ["--disable-cuda-grph"]\n', "server.forbidden_flags[0]: sglang 0.5.23 has no option '--disable-cuda-grph'; did you mean --disable-cuda-graph?"),
     ("health-url", S + 'health_url = "localhost:8000/health"\n', "server.health_url: 'localhost:8000/health' is not an http:// URL"),
+    ("flag-list-with-table", S + "[server.flags]\ntp-size = [1, {a = 2}]\n", "server.flags.tp-size: expected a value (string, number or boolean), a list of them, or a table (one_of, min, max), got [1, {'a': 2}]"),
+    ("flag-rule-unknown-key", S + "[server.flags]\ntp-size = { minimum = 1 }\n", "server.flags.tp-size.minimum: unknown key; did you mean 'min'? (allowed here: one_of, min, max)"),
+    ("flag-rule-min-word", S + '[server.flags]\ntp-size = { min = "x" }\n', "server.flags.tp-size.min: Input should be a valid number"),
+    ("flag-one-of-table", S + "[server.flags]\ntp-size = { one_of = [1, {a = 1}] }\n", "server.flags.tp-size.one_of[1]: expected a string, number or boolean, got {'a': 1}"),
 ]  # fmt: skip
 CASES += FLAG_CASES
 
