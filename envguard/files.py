@@ -40,6 +40,12 @@ def read_regular(path: str | Path, limit: int = LIMIT) -> bytes:
         os.close(fd)
 
 
+def read_text(path: str | Path) -> str:
+    """A regular file's text (UTF-8), bounded as read_regular bounds it: a server's --config
+    file as the server would read it."""
+    return read_regular(path).decode()
+
+
 def open_regular(path: str | Path) -> BinaryIO:
     """A regular file opened for reading in binary, never blocking on a FIFO; OSError (with
     a strerror that says why) for anything else. For files read line by line (logs),

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from envguard import __version__
 from envguard.cachedir import cache_dir, file_stamp, prune, read_entry, write_entry
-from envguard.files import read_regular
+from envguard.files import read_text
 from envguard.flags.catalog import Catalog, path_of
 from envguard.flags.parsed import FlagValue, ParsedCommandLine
 from envguard.knowledge.redaction import REDACTED, is_secret_option, redact_argv, redact_value
@@ -60,7 +60,7 @@ def parse(
         from envguard.flags import preprocess
 
         return preprocess.parse(catalog, argv, read_file, subcommand=subcommand)
-    reader = read_file or _read_default
+    reader = read_file or read_text
     setup = _setup(catalog, subcommand)
     # The name only spreads entries out: what an entry holds decides whether it is used.
     name = zlib.crc32(json.dumps([setup, argv]).encode()).to_bytes(4, "big").hex()
@@ -82,10 +82,6 @@ def parse(
     if document is not None and write_entry(entry, json.dumps(document)):
         prune(from_cache, KEEP)
     return parsed
-
-
-def _read_default(path: str) -> str:
-    return read_regular(path).decode()
 
 
 def _digest(text: str) -> str:

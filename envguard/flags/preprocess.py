@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
 
-from envguard.files import read_regular
+from envguard.files import read_text
 from envguard.flags.catalog import Catalog
 from envguard.flags.parsed import Origin, ParsedCommandLine
 from envguard.flags.parser import ServerRejects, parse_tokens
@@ -29,10 +29,6 @@ from envguard.knowledge.redaction import redact_text
 FileReader = Callable[[str], str]
 
 Token = tuple[str, Origin]
-
-
-def _read_default(path: str) -> str:
-    return read_regular(path).decode()
 
 
 def parse(
@@ -47,7 +43,7 @@ def parse(
     `subcommand` is False for vLLM entry points without one (`python -m
     vllm.entrypoints.openai.api_server`).
     """
-    reader = read_file or _read_default
+    reader = read_file or read_text
     notes: list[str] = []
     config_file: str | None = None
     try:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from envguard.files import read_regular
+from envguard.files import read_text
 from envguard.flags.recognise import LaunchCommand, recognise
 from envguard.probes.process import ProcessSnapshot
 
@@ -59,7 +59,7 @@ def read_launch_line(
         full = PurePosixPath(path)
         if not full.is_absolute():
             full = PurePosixPath(cwd or "/") / full
-        return read_regular(root / str(full).lstrip("/")).decode()
+        return read_text(root / str(full).lstrip("/"))
 
     parsed = parse(catalog, list(launch.args), read, subcommand=launch.subcommand)
     return LaunchObservation(pid, launch, catalog, installed, note, parsed)
