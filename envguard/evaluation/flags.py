@@ -8,7 +8,7 @@ from typing import Any
 from envguard.evaluation.findings import Draft, Finding, placed
 from envguard.flags.converters import as_text
 from envguard.flags.parsed import FlagValue
-from envguard.knowledge.redaction import REDACTED, is_secret_option, redact_value
+from envguard.knowledge.redaction import REDACTED, holds_secret, is_secret_option, redact_value
 from envguard.probes.launch_line import LaunchObservation
 from envguard.profile.flag_rules import Expectation, FlagSpecError, expectation, resolve
 from envguard.profile.schema import ServerSection
@@ -160,7 +160,7 @@ def _source(flag: FlagValue, config_file: str | None) -> str:
 
 def value_for_display(dest: str, value: Any) -> Any:
     """A parsed value safe to print or store: secrets redacted, JSON-able."""
-    if is_secret_option(dest) and value not in (None, "", [], False):
+    if is_secret_option(dest) and holds_secret(dest, value):
         return REDACTED
     if isinstance(value, str):
         return redact_value(value)

@@ -31,7 +31,7 @@ from envguard.cachedir import cache_dir, file_stamp, prune, read_entry, write_en
 from envguard.files import read_text
 from envguard.flags.catalog import Catalog, path_of
 from envguard.flags.parsed import FlagValue, ParsedCommandLine
-from envguard.knowledge.redaction import REDACTED, is_secret_option, redact_argv, redact_value
+from envguard.knowledge.redaction import REDACTED, holds_secret, redact_argv, redact_value
 
 if TYPE_CHECKING:
     from envguard.flags.preprocess import FileReader
@@ -165,7 +165,7 @@ def _document(
         value = flag.value
         if not _exact(value):
             return None
-        if _secret(dest, value):
+        if holds_secret(dest, value):
             # A string, or a list of them (vLLM's --api-key takes several).
             many = isinstance(value, list)
             found = [_position(item, argv) for item in (value if many else [value])]
@@ -200,18 +200,6 @@ def _exact(value: Any) -> bool:
         return all(_exact(item) for item in value)
     if isinstance(value, dict):
         return all(isinstance(k, str) and _exact(v) for k, v in value.items())
-    return False
-
-
-def _secret(dest: str, value: Any) -> bool:
-    if is_secret_option(dest) and value not in (None, "", [], False):
-        return True
-    if isinstance(value, str):
-        return redact_value(value) != value
-    if isinstance(value, list):
-        return any(_secret("", item) for item in value)
-    if isinstance(value, dict):
-        return any(_secret("", item) for item in (*value, *value.values()))
     return False
 
 

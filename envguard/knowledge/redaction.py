@@ -125,6 +125,14 @@ def is_secret_option(dest: str) -> bool:
     return looks_secret(dest)
 
 
+def holds_secret(dest: str, value: Any) -> bool:
+    """Whether a parsed server option's value is a credential: set on a secret option (unset,
+    empty or a switch left off holds nothing), or anything in it secret by its shape."""
+    if is_secret_option(dest) and value not in (None, "", [], False):
+        return True
+    return bool(redact_nested(value) != value)
+
+
 def secret_flag(spelling: str) -> bool:
     """Whether a command-line flag as typed (`--api-k`, `--hf_token`) names a secret option:
     a secret long option, an abbreviation of one, or any secret-looking name."""

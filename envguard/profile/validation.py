@@ -159,7 +159,7 @@ def _type_problems(raw: dict[str, Any]) -> list[str]:
 
 
 # What each union of the schema takes, for a value that fits none of its branches.
-SCALARS = "a string, number or boolean"
+_SCALARS = "a string, number or boolean"
 _FORMS = {
     ValueRule.__name__: "a string or a table (one_of, min, max, pattern)",
     FlagRule.__name__: "a value (string, number or boolean), a list of them, or a table "
@@ -184,7 +184,7 @@ def _describe(exc: ValidationError, raw: dict[str, Any]) -> list[str]:
                 if len(tags) > 1:  # inside the rule, a one_of item fits no scalar type
                     where = _format_path(path)
                     item = _at(raw, path)
-                    lines[where] = f"{where}: expected {SCALARS}, got {quoted(where, item)}"
+                    lines[where] = f"{where}: expected {_SCALARS}, got {quoted(where, item)}"
                     continue
             else:
                 where = _format_path(union_path)

@@ -174,7 +174,7 @@ def test_a_hit_needs_no_argparse() -> None:
 def test_a_secret_no_value_accounts_for_is_not_cached(monkeypatch: pytest.MonkeyPatch) -> None:
     """The command line is checked as well as the values: a secret a converter changed past
     recognition (here: the value check made blind) still keeps the line out of the cache."""
-    monkeypatch.setattr(parse_cache, "_secret", lambda dest, value: False)
+    monkeypatch.setattr(parse_cache, "holds_secret", lambda dest, value: False)
     cat = catalog.load("sglang", "0.5.23")
     assert parse_cache.parse(cat, ["--model-path", "m", "--api-key", SECRET]).ok
     assert entries() == []
